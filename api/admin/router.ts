@@ -1,0 +1,61 @@
+import express, { type Router } from 'express';
+import type { ApiDeps } from '../deps.js';
+import { missingField } from '../../core/errors.js';
+
+export interface AdminStatus {
+  version: string;
+  env: string;
+  pid: number;
+  uptime_s: number;
+  roles: string[];
+  data_dir: string;
+}
+
+/**
+ * Operator-only routes, served only on the admin socket (mode 0600): whoever can open the socket
+ * is the operator, so no API key is asked. This is how a fresh install gets its first team and key.
+ */
+export function adminRouter(deps: ApiDeps, status: () => AdminStatus): Router {
+  const router = express.Router();
+  router.use(express.json({ limit: '1mb' }));
+  router.get('/status', async (_req, res) => {
+    const readiness = await deps.readiness();
+    res.json({ object: 'status', ...status(), readiness });
+  });
+  router.post('/teams', async (req, res) => {
+    res.status(201).json(await deps.teams.create(req.body?.name));
+  });
+  router.get('/teams', async (_req, res) => {
+    res.json({ object: 'list', has_more: false, data: await deps.teams.list() });
+  });
+  router.patch('/teams/:team', async (req, res) => {
+    const team = await deps.teams.resolve(req.params.team!);
+    if (req.body?.status) await deps.teams.setStatus(team.id, req.body.status === 'suspended' ? 'suspended' : 'active');
+    res.json(await deps.teams.resolve(team.id));
+  });
+  router.post('/api-keys', async (req, res) => {
+    const { team: teamRef, ...input } = (req.body ?? {}) as Record<string, unknown>;
+    if (typeof teamRef !== 'string') throw missingField('team');
+    const team = await deps.teams.resolve(teamRef);
+    const created = await deps.apiKeys.create(team.id, input, { kind: 'operator' });
+    res.status(201).json({ ...created, team_id: team.id });
+  });
+  router.get('/api-keys', async (req, res) => {
+    const query = req.query as Record<string, string | undefined>;
+    const teamId = query.team ? (await deps.teams.resolve(query.team)).id : undefined;
+    res.json(await deps.apiKeys.list(teamId, { ...query, status: query.status ?? 'all', limit: query.limit ?? '100' }));
+  });
+  router.get('/domains', async (req, res) => {
+    const query = req.query as Record<string, string | undefined>;
+    const teamId = query.team ? (await deps.teams.resolve(query.team)).id : undefined;
+    res.json(await deps.domains.list(teamId, { limit: query.limit ?? '100', after: query.after, before: query.before }));
+  });
+  router.post('/backup', async (req, res) => {
+    const path = (req.body as { path?: unknown } | undefined)?.path;
+    res.json(await deps.backup.run(typeof path === 'string' && path ? path : undefined));
+  });
+  router.post('/domains/:id/verify', async (req, res) => {
+    res.json(await deps.domains.verifyAnyTeam(req.params.id!));
+  });
+  return router;
+}

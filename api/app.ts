@@ -1,0 +1,49 @@
+import express, { type Express, type Router } from 'express';
+import openapiDocument from './generated/swagger.json' with { type: 'json' };
+import { RegisterRoutes } from './generated/routes.js';
+import type { ApiDeps } from './deps.js';
+import { operationMatcher } from './operations.js';
+import { requestContext } from './middleware/context.js';
+import { guard } from './middleware/guard.js';
+import { requestLog } from './middleware/request-log.js';
+import { errorHandler } from './middleware/error-handler.js';
+import { receivedDownloads } from './public/received-downloads.js';
+import { sentEmailRoutes } from './public/sent-emails.js';
+
+export interface AppOptions {
+  /** Extra routes mounted at /admin: only the admin socket's app gets them. */
+  admin?: Router;
+}
+
+/** The HTTP stack: every route gets the contract layer (404/405, User-Agent, auth, rate limit, log). */
+export function createApp(deps: ApiDeps, options: AppOptions = {}): Express {
+  const app = express();
+  app.locals.deps = deps;
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', deps.trustProxy);
+  app.use(requestContext);
+  if (options.admin) app.use('/admin', options.admin);
+  const router = publicRouter(deps);
+  app.use('/api/v1', router);
+  app.use(router);
+  app.use(errorHandler(deps));
+  return app;
+}
+
+function publicRouter(deps: ApiDeps): Router {
+  const router = express.Router();
+  router.get('/openapi.json', (_req, res) => { res.json(openapiDocument); });
+  // Signed downloads: the link is the credential, so they sit before the contract layer.
+  router.use(receivedDownloads(deps.receiving, deps.logger));
+  router.use(sentEmailRoutes(deps.emailShares, deps.logger));
+  // The log hook goes first so that a request refused after authentication (429) is logged too.
+  router.use(requestLog(deps));
+  router.use(guard(deps, operationMatcher(openapiDocument as never)));
+  // An empty body sent as application/json means "no body" (SDKs send the header on every call).
+  router.use(express.json({ limit: deps.bodyLimitBytes, strict: false }));
+  RegisterRoutes(router);
+  return router;
+}
+
+export { openapiDocument };

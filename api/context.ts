@@ -1,0 +1,28 @@
+import type { Request, Response } from 'express';
+import type { Principal, Permission } from '../core/api-keys/auth.js';
+import type { Operation } from './operations.js';
+
+/** What the middleware learns about a request, kept on res.locals. */
+export interface RequestContext {
+  requestId: string;
+  startedAt: number;
+  operation?: Operation;
+  principal?: Principal;
+  /** The JSON body sent back, for the request log. */
+  responseBody?: unknown;
+  /** Set by a route that created an email, for the request log. */
+  emailId?: string;
+}
+
+export function contextOf(res: Response): RequestContext {
+  return res.locals as RequestContext;
+}
+
+/** The calling key; only reachable on routes whose permission is not `none`. */
+export function principalOf(req: Request): Principal {
+  const principal = contextOf(req.res!).principal;
+  if (!principal) throw new Error('route reached without a principal: its x-svc-permission is wrong');
+  return principal;
+}
+
+export type { Permission };

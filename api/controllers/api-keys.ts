@@ -1,0 +1,65 @@
+import { Body, Delete, Extension, Get, Patch, Path, Post, Query, Request, Route, SuccessResponse, Tags } from '@tsoa/runtime';
+import type { Request as ExRequest } from 'express';
+import type { ApiKeyView, InboxAccess, KeyPermission } from '../../core/api-keys/service.js';
+import type { ListEnvelope } from '../../core/pagination.js';
+import { principalOf } from '../context.js';
+import { SvcController } from './base.js';
+
+interface CreateApiKeyBody {
+  name: string;
+  permission?: KeyPermission;
+  domain_id?: string | null;
+  inbox_access?: InboxAccess;
+  inbox_channel_ids?: string[] | null;
+}
+
+interface RenameApiKeyBody {
+  name: string;
+  /** Accepted when equal to the path id (SDKs send it). */
+  id?: string;
+}
+
+@Route('api-keys')
+@Tags('api-keys')
+export class ApiKeysController extends SvcController {
+  /** Creates a key; the token is shown in this answer only. */
+  @Post()
+  @SuccessResponse(201)
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'api_keys:write')
+  public async create(@Request() req: ExRequest, @Body() body: CreateApiKeyBody): Promise<{ id: string; token: string }> {
+    this.setStatus(201);
+    return this.deps.apiKeys.create(principalOf(req).teamId, body, { kind: 'api_key' });
+  }
+
+  @Get()
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'api_keys:read')
+  public async list(
+    @Request() req: ExRequest,
+    @Query() limit?: string,
+    @Query() after?: string,
+    @Query() before?: string,
+    @Query() status?: string,
+    @Query() search?: string,
+    @Query() permission?: string,
+    @Query() inbox_access?: string,
+  ): Promise<ListEnvelope<ApiKeyView>> {
+    return this.deps.apiKeys.list(principalOf(req).teamId, { limit, after, before, status, search, permission, inbox_access });
+  }
+
+  @Patch('{id}')
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'api_keys:write')
+  public async rename(@Request() req: ExRequest, @Path() id: string, @Body() body: RenameApiKeyBody): Promise<{ object: 'api_key'; id: string }> {
+    return this.deps.apiKeys.rename(principalOf(req).teamId, id, body.name, body.id);
+  }
+
+  /** Revokes the key: refused from the next request on; the row is kept for audit. */
+  @Delete('{id}')
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'api_keys:write')
+  public async revoke(@Request() req: ExRequest, @Path() id: string): Promise<{ object: 'api_key'; id: string; deleted: true }> {
+    return this.deps.apiKeys.revoke(principalOf(req).teamId, id);
+  }
+}

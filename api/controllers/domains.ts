@@ -1,0 +1,152 @@
+import { Body, Delete, Extension, Get, Patch, Path, Post, Query, Request, Route, SuccessResponse, Tags } from '@tsoa/runtime';
+import type { Request as ExRequest } from 'express';
+import type { AutoconfigureResult, ClaimView, DomainListItem, DomainView } from '../../core/domains/index.js';
+import type { ListEnvelope } from '../../core/pagination.js';
+import { principalOf } from '../context.js';
+import { SvcController } from './base.js';
+
+interface CapabilitiesBody {
+  sending?: 'enabled' | 'disabled';
+  receiving?: 'enabled' | 'disabled';
+}
+
+interface CreateDomainBody {
+  name: string;
+  /** us-east-1 (default), eu-west-1, sa-east-1 or ap-northeast-1; fixed after creation. */
+  region?: string;
+  custom_return_path?: string;
+  capabilities?: CapabilitiesBody;
+  open_tracking?: boolean;
+  click_tracking?: boolean;
+  tls?: string;
+  tracking_subdomain?: string;
+  receiving_host?: string;
+  confirm_replace_mx?: boolean;
+}
+
+interface UpdateDomainBody {
+  capabilities?: CapabilitiesBody;
+  open_tracking?: boolean;
+  click_tracking?: boolean;
+  tls?: string;
+  tracking_subdomain?: string;
+  custom_return_path?: string;
+  receiving_host?: string;
+  confirm_replace_mx?: boolean;
+  /** Accepted only when equal to the domain's region. */
+  region?: string;
+  /** Accepted when equal to the path id (SDKs send it). */
+  id?: string;
+}
+
+interface ClaimBody {
+  name: string;
+  region?: string;
+  custom_return_path?: string;
+  open_tracking?: boolean;
+  click_tracking?: boolean;
+  tracking_subdomain?: string;
+}
+
+interface AutoconfigureBody {
+  provider?: string;
+  api_token?: string;
+  keep_token?: boolean;
+}
+
+@Route('domains')
+@Tags('domains')
+export class DomainsController extends SvcController {
+  /** Adds a domain; the answer lists the DNS records to publish. */
+  @Post()
+  @SuccessResponse(201)
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'domains:write')
+  public async create(@Request() req: ExRequest, @Body() body: CreateDomainBody): Promise<DomainView> {
+    this.setStatus(201);
+    return this.deps.domains.create(principalOf(req).teamId, body);
+  }
+
+  @Get()
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'domains:read')
+  public async list(@Request() req: ExRequest, @Query() limit?: string, @Query() after?: string, @Query() before?: string): Promise<ListEnvelope<DomainListItem>> {
+    return this.deps.domains.list(principalOf(req).teamId, { limit, after, before });
+  }
+
+  /** Takes over a domain another team holds verified: publish the returned TXT record at the root. */
+  @Post('claim')
+  @SuccessResponse(201)
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'domains:write')
+  public async claim(@Request() req: ExRequest, @Body() body: ClaimBody): Promise<ClaimView> {
+    this.setStatus(201);
+    return this.deps.domains.claim(principalOf(req).teamId, body);
+  }
+
+  @Get('{id}')
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'domains:read')
+  public async get(@Request() req: ExRequest, @Path() id: string): Promise<DomainView> {
+    return this.deps.domains.get(principalOf(req).teamId, id);
+  }
+
+  @Patch('{id}')
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'domains:write')
+  public async update(@Request() req: ExRequest, @Path() id: string, @Body() body: UpdateDomainBody): Promise<{ object: 'domain'; id: string }> {
+    return this.deps.domains.update(principalOf(req).teamId, id, body);
+  }
+
+  @Delete('{id}')
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'domains:write')
+  public async remove(@Request() req: ExRequest, @Path() id: string): Promise<{ object: 'domain'; id: string; deleted: true }> {
+    return this.deps.domains.remove(principalOf(req).teamId, id);
+  }
+
+  /** Checks the records now; a repeat within 15 seconds returns the current state without asking DNS. */
+  @Post('{id}/verify')
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'domains:write')
+  public async verify(@Request() req: ExRequest, @Path() id: string): Promise<DomainView> {
+    return this.deps.domains.verify(principalOf(req).teamId, id);
+  }
+
+  /** Publishes a new DKIM selector beside the old; signing switches once its record verifies. */
+  @Post('{id}/dkim/rotate')
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'domains:write')
+  public async rotateDkim(@Request() req: ExRequest, @Path() id: string): Promise<DomainView> {
+    return this.deps.domains.rotateDkim(principalOf(req).teamId, id);
+  }
+
+  @Get('{id}/claim')
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'domains:read')
+  public async getClaim(@Request() req: ExRequest, @Path() id: string): Promise<ClaimView> {
+    return this.deps.domains.getClaim(principalOf(req).teamId, id);
+  }
+
+  @Post('{id}/claim/verify')
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'domains:write')
+  public async verifyClaim(@Request() req: ExRequest, @Path() id: string): Promise<ClaimView> {
+    return this.deps.domains.verifyClaim(principalOf(req).teamId, id);
+  }
+
+  /** Writes the records through the DNS provider (Cloudflare) with a token scoped to this zone. */
+  @Post('{id}/autoconfigure')
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'domains:write')
+  public async autoconfigure(@Request() req: ExRequest, @Path() id: string, @Body() body?: AutoconfigureBody): Promise<AutoconfigureResult> {
+    return this.deps.domains.autoconfigure(principalOf(req).teamId, id, body ?? {});
+  }
+
+  @Delete('{id}/autoconfigure/credential')
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'domains:write')
+  public async forgetCredential(@Request() req: ExRequest, @Path() id: string): Promise<{ object: 'autoconfigure_credential'; id: string; deleted: true }> {
+    return this.deps.domains.forgetCredential(principalOf(req).teamId, id);
+  }
+}

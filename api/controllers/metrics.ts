@@ -1,0 +1,32 @@
+import { Extension, Get, Query, Request, Route, Tags } from '@tsoa/runtime';
+import type { Request as ExRequest } from 'express';
+import type { MetricsView } from '../../core/metrics/index.js';
+import { principalOf } from '../context.js';
+import { SvcController } from './base.js';
+
+// List parameters are typed string[]: tsoa passes one value as a one-item array, and a repeated
+// parameter (`metrics=sent&metrics=opened`) as every value; core splits commas and validates.
+@Route('emails/metrics')
+@Tags('emails')
+export class MetricsController extends SvcController {
+  /** Sending and receiving figures over a window, from one-minute rollups of the events. */
+  @Get()
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'emails:read')
+  public async get(
+    @Request() req: ExRequest,
+    @Query() start_date?: string,
+    @Query() end_date?: string,
+    @Query() metrics?: string[],
+    @Query() dimensions?: string[],
+    @Query() granularity?: string,
+    @Query() domain_id?: string[],
+    @Query() email_id?: string[],
+    @Query() broadcast_id?: string[],
+    @Query() timezone?: string,
+  ): Promise<MetricsView> {
+    return this.deps.metrics.get(principalOf(req).teamId, {
+      start_date, end_date, metrics, dimensions, granularity, domain_id, email_id, broadcast_id, timezone,
+    });
+  }
+}

@@ -1,0 +1,70 @@
+import { Delete, Extension, Get, Path, Query, Request, Route, Tags } from '@tsoa/runtime';
+import type { Request as ExRequest } from 'express';
+import type { ListEnvelope } from '../../core/pagination.js';
+import type { ReceivedAttachmentView, ReceivedEmailView, ReceivedListItem } from '../../core/receiving/views.js';
+import { principalOf } from '../context.js';
+import { SvcController } from './base.js';
+
+/** The base of signed links: the configured public address, else the address this request came to. */
+function linkBase(req: ExRequest, configured: string): string {
+  return configured || `${req.protocol}://${req.get('host')}`;
+}
+
+// Received mail: a resource of its own beside sent emails (separate ids; /emails/{id} never finds
+// one of these and these routes never find a sent email).
+@Route('emails/receiving')
+@Tags('receiving')
+export class ReceivingController extends SvcController {
+  /** Received messages, newest first. */
+  @Get()
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'emails:read')
+  public async list(
+    @Request() req: ExRequest,
+    @Query() limit?: string,
+    @Query() after?: string,
+    @Query() before?: string,
+    @Query() search?: string,
+    @Query() start_date?: string,
+    @Query() end_date?: string,
+  ): Promise<ListEnvelope<ReceivedListItem>> {
+    return this.deps.receiving.list(principalOf(req).teamId, { limit, after, before, search, start_date, end_date });
+  }
+
+  /** One received message; `raw.download_url` is a signed link to its source. */
+  @Get('{email_id}')
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'emails:read')
+  public async get(@Request() req: ExRequest, @Path() email_id: string, @Query() html_format?: string): Promise<ReceivedEmailView> {
+    return this.deps.receiving.get(principalOf(req).teamId, email_id, { baseUrl: linkBase(req, this.deps.receiving.publicBaseUrl), html_format });
+  }
+
+  /** Deletes the message, its attachments and its source. */
+  @Delete('{email_id}')
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'emails:write')
+  public async remove(@Request() req: ExRequest, @Path() email_id: string): Promise<{ object: 'email'; id: string; deleted: true }> {
+    return this.deps.receiving.delete(principalOf(req).teamId, email_id);
+  }
+
+  /** The message's parts, each with a signed `download_url` valid 15 minutes. */
+  @Get('{email_id}/attachments')
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'emails:read')
+  public async attachments(
+    @Request() req: ExRequest,
+    @Path() email_id: string,
+    @Query() limit?: string,
+    @Query() after?: string,
+    @Query() before?: string,
+  ): Promise<ListEnvelope<ReceivedAttachmentView>> {
+    return this.deps.receiving.listAttachments(principalOf(req).teamId, email_id, { limit, after, before }, linkBase(req, this.deps.receiving.publicBaseUrl));
+  }
+
+  @Get('{email_id}/attachments/{attachment_id}')
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'emails:read')
+  public async attachment(@Request() req: ExRequest, @Path() email_id: string, @Path() attachment_id: string): Promise<ReceivedAttachmentView> {
+    return this.deps.receiving.getAttachment(principalOf(req).teamId, email_id, attachment_id, linkBase(req, this.deps.receiving.publicBaseUrl));
+  }
+}

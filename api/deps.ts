@@ -1,0 +1,44 @@
+import type { Principal, Permission } from '../core/api-keys/auth.js';
+import type { ApiKeysService } from '../core/api-keys/service.js';
+import type { Readiness } from '../core/health.js';
+import type { Logger } from '../core/logger.js';
+import type { RateLimiter } from '../core/rate-limit.js';
+import type { RequestLogsService } from '../core/request-logs/service.js';
+import type { RequestLogWriter } from '../core/request-logs/writer.js';
+import type { TeamsService } from '../core/teams.js';
+import type { Clock } from '../core/clock.js';
+import type { SuppressionsService } from '../core/suppressions/index.js';
+import type { EmailsService } from '../core/emails/service.js';
+import type { EmailShares } from '../core/emails/share.js';
+import type { WebhooksService } from '../core/webhooks/index.js';
+import type { DomainsService } from '../core/domains/index.js';
+import type { ReceivingService } from '../core/receiving/service.js';
+import type { MetricsService } from '../core/metrics/index.js';
+import type { BackupService } from '../core/backup.js';
+
+/** Everything the HTTP layer uses, built once by the entry point and passed in. */
+export interface ApiDeps {
+  version: string;
+  env: string;
+  clock: Clock;
+  logger: Logger;
+  bodyLimitBytes: number;
+  trustProxy: boolean;
+  authenticate(authorization: string | undefined, needed: Permission): Promise<Principal>;
+  rateLimit: RateLimiter;
+  logWriter: RequestLogWriter;
+  readiness(): Promise<Readiness>;
+  apiKeys: ApiKeysService;
+  teams: TeamsService;
+  requestLogs: RequestLogsService;
+  suppressions: SuppressionsService;
+  emails: EmailsService;
+  /** Share links and sent attachments of emails. */
+  emailShares: EmailShares;
+  webhooks: WebhooksService;
+  domains: DomainsService;
+  receiving: ReceivingService;
+  metrics: MetricsService;
+  /** `svc admin backup`: the online backup of the database and the spool (admin socket only). */
+  backup: BackupService;
+}

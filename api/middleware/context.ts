@@ -1,0 +1,17 @@
+import { randomUUID } from 'node:crypto';
+import type { NextFunction, Request, Response } from 'express';
+import { contextOf } from '../context.js';
+
+/** Gives every request an id and a start time, and keeps the JSON body sent back for the log. */
+export function requestContext(req: Request, res: Response, next: NextFunction): void {
+  const ctx = contextOf(res);
+  ctx.requestId ??= randomUUID();
+  ctx.startedAt ??= performance.now();
+  res.setHeader('x-request-id', ctx.requestId);
+  const sendJson = res.json.bind(res);
+  res.json = (body: unknown) => {
+    ctx.responseBody = body;
+    return sendJson(body);
+  };
+  next();
+}

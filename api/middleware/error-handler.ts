@@ -1,0 +1,18 @@
+import type { ErrorRequestHandler } from 'express';
+import type { ApiDeps } from '../deps.js';
+import { contextOf } from '../context.js';
+import { translateError } from '../errors.js';
+import { sendError } from './send-error.js';
+
+/** Last in the chain: every thrown or passed error leaves as the spec's error body. */
+export function errorHandler(deps: ApiDeps): ErrorRequestHandler {
+  return (err, _req, res, next) => {
+    if (res.headersSent) return next(err);
+    const ctx = contextOf(res);
+    const translated = translateError(err, ctx.requestId);
+    if (translated.status >= 500) {
+      deps.logger.error({ err, requestId: ctx.requestId, route: ctx.operation?.template }, 'request failed');
+    }
+    sendError(res, translated);
+  };
+}

@@ -1,0 +1,73 @@
+import type { Permission } from '../core/api-keys/auth.js';
+
+export interface Operation {
+  method: string;
+  /** OpenAPI path template, e.g. /api-keys/{id}. */
+  template: string;
+  permission: Permission;
+  scope: string | null;
+}
+
+export type Match =
+  | { kind: 'operation'; operation: Operation }
+  | { kind: 'wrong_method'; allowed: string[] }
+  | { kind: 'unknown' };
+
+interface OpenApiDocument {
+  paths: Record<string, Record<string, Record<string, unknown>>>;
+}
+
+interface PathEntry {
+  template: string;
+  pattern: RegExp;
+  literalSegments: number;
+  byMethod: Map<string, Operation>;
+}
+
+const methods = ['get', 'post', 'put', 'patch', 'delete'];
+
+/**
+ * The OpenAPI document is the one source of each route's permission: the matcher built from it
+ * tells the auth layer what a request needs, and tells apart an unknown path (404) from a known
+ * path with the wrong method (405).
+ */
+export function operationMatcher(document: OpenApiDocument): (method: string, path: string) => Match {
+  const entries = Object.entries(document.paths).map(([template, item]) => toEntry(template, item));
+  // Literal segments win over parameters: /emails/batch before /emails/{id}.
+  entries.sort((a, b) => b.literalSegments - a.literalSegments);
+  return (method, path) => {
+    const normalised = path.length > 1 ? path.replace(/\/+$/, '') : path;
+    const entry = entries.find((e) => e.pattern.test(normalised));
+    if (!entry) return { kind: 'unknown' };
+    const operation = entry.byMethod.get(method.toLowerCase()) ?? (method === 'HEAD' ? entry.byMethod.get('get') : undefined);
+    if (!operation) return { kind: 'wrong_method', allowed: [...entry.byMethod.keys()].map((m) => m.toUpperCase()) };
+    return { kind: 'operation', operation };
+  };
+}
+
+function toEntry(template: string, item: Record<string, Record<string, unknown>>): PathEntry {
+  const segments = template.split('/').filter(Boolean);
+  const pattern = new RegExp('^/' + segments.map((s) => (/^\{.+\}$/.test(s) ? '[^/]+' : escape(s))).join('/') + '$');
+  const byMethod = new Map<string, Operation>();
+  for (const method of methods) {
+    const op = item[method];
+    if (!op) continue;
+    byMethod.set(method, {
+      method: method.toUpperCase(),
+      template,
+      permission: requiredPermission(template, method, op['x-svc-permission']),
+      scope: (op['x-svc-scope'] as string | null | undefined) ?? null,
+    });
+  }
+  return { template, pattern, literalSegments: segments.filter((s) => !s.startsWith('{')).length, byMethod };
+}
+
+function requiredPermission(template: string, method: string, value: unknown): Permission {
+  const known = ['none', 'sending_access', 'full_access', 'session', 'store_access', null];
+  if (value === undefined || !known.includes(value as Permission)) {
+    throw new Error(`${method.toUpperCase()} ${template} has no valid x-svc-permission extension`);
+  }
+  return value as Permission;
+}
+
+const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -1,0 +1,218 @@
+// Sending throughput: POST /emails/batch accepted → delivered at a local sink (Postfix's
+// smtp-sink), 4 KB messages, DKIM on, every accepted message durable (SQLite, synchronous=FULL)
+// before its 200 — printed beside Postfix relaying the same number of 4 KB messages
+// (smtp-source → a private postfix instance → the same smtp-sink) in the same run. Also the
+// p50/p99 latency of single POST /emails and svc's peak RSS. With --crash (or BENCH_CRASH=1) it
+// then runs the kill -9 crash rig on 2,000 emails.
+//
+// svc runs as it would in production: the API in this process, the outbound MTA as a separate
+// `bin/svc start --role outbound` process (the domain is created and verified through the API,
+// so its real DKIM key signs). The machines are shared and noisy: compare the ratio, not the
+// absolute figures.
+//
+// Needs Debian's postfix package (smtp-sink, smtp-source, postfix); installs it when missing.
+// Tuning (environment): BENCH_MESSAGES (5000), BENCH_SESSIONS (20), BENCH_LATENCY_REQUESTS (500),
+// BENCH_CLIENTS (4 concurrent batch posters).
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chownSync, chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startTestAppliance } from '../test/helpers/appliance.js';
+import { startDnsServer } from '../test/helpers/dns-server.js';
+import { call } from '../test/helpers/http.js';
+import { freePort } from '../test/helpers/ports.js';
+import { startTestRedis } from '../test/helpers/redis.js';
+import { verifyDomainThroughApi } from '../test/helpers/sending.js';
+import { exited, runCrashRig, spawnOutboundProcess } from '../test/emails/crash-rig.js';
+
+const MESSAGES = intFromEnv('BENCH_MESSAGES', 5000);
+const SESSIONS = intFromEnv('BENCH_SESSIONS', 20);
+const LATENCY_REQUESTS = intFromEnv('BENCH_LATENCY_REQUESTS', 500);
+const CLIENTS = intFromEnv('BENCH_CLIENTS', 4);
+const BODY = 'The quick brown fox jumps over the lazy dog. '.repeat(90).slice(0, 4000);
+
+function intFromEnv(name: string, fallback: number): number {
+  const v = Number(process.env[name]);
+  return Number.isFinite(v) && v > 0 ? Math.floor(v) : fallback;
+}
+
+async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const until = Date.now() + timeoutMs;
+  while (Date.now() < until) {
+    if (await check()) return true;
+    await sleep(20);
+  }
+  return false;
+}
+
+function ensurePostfix(): void {
+  if (existsSync('/usr/sbin/smtp-sink') && existsSync('/usr/sbin/postfix')) return;
+  console.log('installing Debian postfix (smtp-sink, smtp-source) …');
+  execFileSync('sh', ['-c', 'echo "postfix postfix/main_mailer_type select No configuration" | debconf-set-selections; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postfix'], { stdio: 'inherit' });
+}
+
+function startSink(port: number): ChildProcess {
+  return spawn('/usr/sbin/smtp-sink', ['-u', 'postfix', `127.0.0.1:${port}`, '1024'], { stdio: 'ignore' });
+}
+
+interface PostfixFigures { acceptPerSec: number; endToEndPerSec: number; seconds: number }
+
+/** A private postfix instance relaying everything to the sink; smtp-source feeds it. */
+async function runPostfix(sinkPort: number, dir: string): Promise<PostfixFigures> {
+  const etc = join(dir, 'etc');
+  const spool = join(dir, 'spool');
+  const data = join(dir, 'data');
+  const log = join(dir, 'maillog');
+  for (const d of [etc, spool, data]) mkdirSync(d, { recursive: true });
+  chmodSync(dir, 0o755);
+  chownSync(data, Number(execFileSync('id', ['-u', 'postfix']).toString()), 0);
+  const port = await freePort();
+  const master = readFileSync('/etc/postfix/master.cf', 'utf8').replace(/^smtp\s+inet\s.*$/m, `127.0.0.1:${port} inet n - n - - smtpd`);
+  writeFileSync(join(etc, 'master.cf'), master);
+  copyFileSync('/etc/postfix/dynamicmaps.cf', join(etc, 'dynamicmaps.cf'));
+  writeFileSync(join(etc, 'main.cf'), [
+    'compatibility_level = 3.6', `queue_directory = ${spool}`, `data_directory = ${data}`, 'meta_directory = /etc/postfix',
+    'mail_owner = postfix', 'setgid_group = postdrop', 'inet_interfaces = 127.0.0.1', 'inet_protocols = ipv4',
+    'myhostname = pfbench.localdomain', 'mydestination =', `relayhost = [127.0.0.1]:${sinkPort}`, 'mynetworks = 127.0.0.0/8',
+    `maillog_file = ${log}`, `maillog_file_prefixes = ${dir}`, 'smtp_tls_security_level = none', 'smtpd_tls_security_level = none',
+    `default_destination_concurrency_limit = ${SESSIONS}`, 'smtpd_relay_restrictions = permit_mynetworks, reject',
+    'alias_maps =', 'alias_database =', 'local_recipient_maps =', '',
+  ].join('\n'));
+  execFileSync('/usr/sbin/postfix', ['-c', etc, 'start'], { stdio: 'ignore' });
+  try {
+    await waitUntil(() => existsSync(log) && readFileSync(log, 'utf8').includes('daemon started'), 10_000);
+    const started = performance.now();
+    execFileSync('/usr/sbin/smtp-source', ['-s', String(SESSIONS), '-l', '4096', '-m', String(MESSAGES), '-f', 'bench@pfbench.test', '-t', 'sink@sink.test', `127.0.0.1:${port}`]);
+    const accepted = (performance.now() - started) / 1000;
+    const sent = () => (readFileSync(log, 'utf8').match(/status=sent/g) ?? []).length;
+    await waitUntil(() => sent() >= MESSAGES, 600_000);
+    const total = (performance.now() - started) / 1000;
+    return { acceptPerSec: MESSAGES / accepted, endToEndPerSec: sent() / total, seconds: total };
+  } finally {
+    execFileSync('/usr/sbin/postfix', ['-c', etc, 'stop'], { stdio: 'ignore' });
+  }
+}
+
+/** Waits for `target` deliveries; gives up (and says where the rest are) after 60 s without progress. */
+async function untilDeliveredOrStalled(delivered: () => Promise<number>, target: number, db: import('../storage/db.js').Db): Promise<void> {
+  let last = -1;
+  let lastChange = Date.now();
+  for (;;) {
+    const n = await delivered();
+    if (n >= target) return;
+    if (n !== last) { last = n; lastChange = Date.now(); }
+    if (Date.now() - lastChange > 60_000) {
+      const states = await db.selectFrom('email_recipients').select(['state', (eb) => eb.fn.countAll().as('n')]).groupBy('state').execute();
+      console.log(`svc stalled at ${n}/${target} delivered: ${JSON.stringify(states)}`);
+      return;
+    }
+    await sleep(20);
+  }
+}
+
+interface SvcFigures { acceptPerSec: number; endToEndPerSec: number; seconds: number; p50: number; p99: number; peakRssMb: number; latencyPerSec: number }
+
+async function runSvc(sinkPort: number): Promise<SvcFigures> {
+  const redis = await startTestRedis();
+  const dns = await startDnsServer({ 'sink.test.net': [{ type: 'MX', exchange: 'mx.sink.test.net', priority: 10 }], 'mx.sink.test.net': [{ type: 'A', value: '127.0.0.1' }] });
+  const app = await startTestAppliance({
+    redis, roles: ['api'],
+    env: { SVC_DNS_SERVERS: dns.address, SVC_RATE_LIMIT_BURST: '1000000', SVC_RATE_LIMIT_PER_SECOND: '1000000', SVC_HTTP_BODY_LIMIT_MB: '50' },
+  });
+  let outbound: ChildProcess | undefined;
+  try {
+    const team = await app.newTeam('Bench');
+    await verifyDomainThroughApi(app.baseUrl, team.token, dns, 'bench-sender.net');
+    const db = app.appliance.services.database.db;
+    const delivered = async () => Number((await db.selectFrom('email_recipients').select((eb) => eb.fn.countAll().as('n')).where('state', '=', 'delivered').executeTakeFirst())?.n ?? 0);
+    outbound = spawnOutboundProcess({
+      SVC_DATA_DIR: app.config.data_dir, SVC_REDIS_URL: redis.url, SVC_DNS_SERVERS: dns.address, SVC_OUTBOUND_PORT: String(sinkPort),
+      SVC_LOG_LEVEL: 'warn', SVC_REGIONS: JSON.stringify({ 'us-east-1': { concurrency: SESSIONS, per_domain_connections: SESSIONS } }),
+      ...(process.env.BENCH_OUTBOUND_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_OUTBOUND_NODE_OPTIONS } : {}),
+      ...(process.env.BENCH_SIGN_THREADS ? { SVC_OUTBOUND_SIGN_THREADS: process.env.BENCH_SIGN_THREADS } : {}),
+    }, process.env.BENCH_OUTBOUND_LOG);
+    await sleep(1500);
+    const item = (i: number) => ({ from: 'Bench <bench@bench-sender.net>', to: `sink${i}@sink.test.net`, subject: `Bench message ${i}`, text: BODY });
+    const started = performance.now();
+    let next = 0;
+    await Promise.all(Array.from({ length: CLIENTS }, async () => {
+      while (next < MESSAGES) {
+        const from = next;
+        next = Math.min(MESSAGES, next + 100);
+        const batch = Array.from({ length: next - from }, (_, k) => item(from + k));
+        const r = await call(app.baseUrl, 'POST', '/emails/batch', { token: team.token, body: batch });
+        if (r.status !== 200) throw new Error(`batch refused: ${JSON.stringify(r.body).slice(0, 300)}`);
+      }
+    }));
+    const accepted = (performance.now() - started) / 1000;
+    await untilDeliveredOrStalled(delivered, MESSAGES, db);
+    const total = (performance.now() - started) / 1000;
+    const count = await delivered();
+
+    // Latency of single sends (each durable before its 200), 10 at a time.
+    const latencies: number[] = [];
+    let sentSingles = 0;
+    const latencyStarted = performance.now();
+    await Promise.all(Array.from({ length: 10 }, async () => {
+      while (sentSingles < LATENCY_REQUESTS) {
+        const i = MESSAGES + sentSingles++;
+        const t0 = performance.now();
+        const r = await call(app.baseUrl, 'POST', '/emails', { token: team.token, body: item(i) });
+        latencies.push(performance.now() - t0);
+        if (r.status !== 200) throw new Error(`send refused: ${JSON.stringify(r.body).slice(0, 300)}`);
+      }
+    }));
+    const latencyPerSec = LATENCY_REQUESTS / ((performance.now() - latencyStarted) / 1000);
+    latencies.sort((a, b) => a - b);
+    const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]!;
+    return {
+      acceptPerSec: MESSAGES / accepted, endToEndPerSec: count / total, seconds: total,
+      p50: pct(0.5), p99: pct(0.99), peakRssMb: process.resourceUsage().maxRSS / 1024, latencyPerSec,
+    };
+  } finally {
+    if (outbound) {
+      outbound.kill('SIGTERM');
+      await exited(outbound);
+    }
+    await app.stop();
+    await dns.stop();
+    await redis.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  ensurePostfix();
+  const dir = mkdtempSync(join(tmpdir(), 'svc-send-bench-'));
+  // postfix's own daemons (user postfix) must reach their queue inside it.
+  chmodSync(dir, 0o755);
+  const sinkPort = await freePort();
+  const sink = startSink(sinkPort);
+  try {
+    await sleep(300);
+    console.log(`send-throughput: ${MESSAGES} messages of 4 KB, ${SESSIONS} sessions, DKIM on (svc), sink: smtp-sink on 127.0.0.1:${sinkPort}`);
+    const postfix = await runPostfix(sinkPort, join(dir, 'postfix'));
+    const svc = await runSvc(sinkPort);
+    const row = (name: string, accept: number, e2e: number, s: number) => `| ${name} | ${accept.toFixed(0)} | ${e2e.toFixed(0)} | ${s.toFixed(1)} |`;
+    console.log('\n| relay | durable accept (msg/s) | accepted → delivered at the sink (msg/s) | seconds |\n| --- | --- | --- | --- |');
+    console.log(row('Postfix 3.7 (smtp-source → postfix → smtp-sink)', postfix.acceptPerSec, postfix.endToEndPerSec, postfix.seconds));
+    console.log(row('svc (POST /emails/batch → svc outbound → smtp-sink)', svc.acceptPerSec, svc.endToEndPerSec, svc.seconds));
+    console.log(`\nsvc / Postfix, end to end: ${(svc.endToEndPerSec / postfix.endToEndPerSec).toFixed(2)}×`);
+    console.log(`POST /emails (single, 10 concurrent): p50 ${svc.p50.toFixed(1)} ms, p99 ${svc.p99.toFixed(1)} ms, ${svc.latencyPerSec.toFixed(0)} req/s`);
+    console.log(`svc peak RSS (API process with the bench client): ${svc.peakRssMb.toFixed(0)} MiB`);
+    if (process.argv.includes('--crash') || process.env.BENCH_CRASH === '1') {
+      console.log('\ncrash rig: 2,000 emails, kill -9 the outbound process 10 times during delivery …');
+      const result = await runCrashRig({ emails: 2000, kills: 10, replyDelayMs: 20, concurrency: 10 });
+      console.log(JSON.stringify(result));
+      const ok = result.duplicates.length === 0 && Object.keys(result.other).length === 0 && result.deliveredNotAtMx === 0
+        && result.delivered + result.failed.reduce((n, f) => n + f.count, 0) === result.accepted;
+      console.log(ok ? 'crash rig: every email delivered exactly once or failed with a reason' : 'crash rig: FAILED');
+      if (!ok) process.exitCode = 1;
+    }
+  } finally {
+    sink.kill('SIGTERM');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,143 @@
+import { mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { createResolver } from '../dns/resolver.js';
+import { openSecretBox } from '../storage/secret-box.js';
+import { join } from 'node:path';
+import type { Logger as PinoLogger } from 'pino';
+import type { Config } from '../config/schema.js';
+import { ConfigError } from '../config/load.js';
+import { openDatabase, type Database } from '../storage/db.js';
+import { connectRedis, type RedisClient } from '../storage/redis.js';
+import { startPrivateRedis, type PrivateRedis } from '../storage/redis-process.js';
+import { clamdClient, parseClamdTarget, pingClamd } from '../scanner/clamd.js';
+import { systemClock, type Clock } from '../core/clock.js';
+import type { Probe } from '../core/health.js';
+import { createServices, type Services } from './services.js';
+import { startApiRole } from './roles/api.js';
+import { startJobsRole } from './roles/jobs.js';
+import { startOutboundRole } from './roles/outbound.js';
+import { startInboundRole } from './roles/inbound.js';
+import { createReportHandler } from '../mta/inbound/reports.js';
+
+import { roles, type Role } from './role-names.js';
+
+export { roles, type Role };
+
+export interface RunningRole {
+  name: Role;
+  stop(): Promise<void>;
+}
+
+export interface Appliance {
+  services: Services;
+  running: RunningRole[];
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  config: Config;
+  roles: readonly Role[];
+  logger: PinoLogger;
+  version: string;
+  clock?: Clock;
+}
+
+/** Opens the stores, builds the services once, starts the asked roles; stop() undoes it in reverse. */
+export async function startAppliance(options: StartOptions): Promise<Appliance> {
+  // A failed start undoes what it opened: a private redis-server or a Redis connection left
+  // behind would keep the process alive after its one error line (and orphan the child).
+  const opened: (() => unknown)[] = [];
+  try {
+    return await startOpening(options, opened);
+  } catch (err) {
+    for (const undo of opened.reverse()) await Promise.resolve().then(undo).catch(() => undefined);
+    throw err;
+  }
+}
+
+async function startOpening(options: StartOptions, opened: (() => unknown)[]): Promise<Appliance> {
+  const { config, logger } = options;
+  mkdirSync(config.data_dir, { recursive: true, mode: 0o750 });
+  const privateRedis = await maybeStartPrivateRedis(config, logger);
+  if (privateRedis) opened.push(() => privateRedis.stop());
+  const redis = await connectRedis({ url: privateRedis?.url ?? config.redis_url, commandTimeoutMs: config.redis_command_timeout_ms });
+  opened.push(() => redis.disconnect());
+  const database = await openDatabase({ path: join(config.data_dir, 'svc.sqlite'), synchronous: config.sqlite_synchronous as 'FULL' | 'NORMAL' });
+  opened.push(() => database.close());
+  const probes = await readinessProbes(config, database, redis);
+  const services = createServices({
+    config, database, redis, logger, probes, version: options.version, clock: options.clock ?? systemClock,
+    resolver: buildResolver(config),
+    secretBox: openSecretBox(config.secret_key_file || join(config.data_dir, 'secret.key')),
+    hostname: config.mail_hostname || hostname(),
+  });
+  const running: RunningRole[] = [];
+  opened.push(() => services.webhookDispatcher.stop());
+  for (const role of options.roles) {
+    const started = await startRole(role, services, options);
+    running.push(started);
+    opened.push(() => started.stop());
+  }
+  logger.info({ roles: options.roles, dataDir: config.data_dir, redis: privateRedis ? 'private' : 'url' }, 'svc started');
+  return {
+    services,
+    running,
+    async stop() {
+      // All at once: every listener stops taking connections at the same moment (the API must not
+      // keep accepting while another role drains), and the drains share one stop budget.
+      await Promise.all(running.map((role) => role.stop()));
+      await services.webhookDispatcher.stop();
+      await services.logWriter.flush();
+      redis.disconnect();
+      await database.close();
+      await privateRedis?.stop();
+      logger.info({}, 'svc stopped');
+    },
+  };
+}
+
+async function startRole(role: Role, services: Services, options: StartOptions): Promise<RunningRole> {
+  switch (role) {
+    case 'api':
+      return startApiRole(services, options.config, options.logger);
+    case 'jobs':
+      return startJobsRole(services, options.config);
+    case 'inbound':
+      return startInboundRole(services, options.config, options.logger, options.config.mail_hostname || hostname(),
+        createReportHandler(services.receiving.feedback));
+    case 'outbound':
+      return startOutboundRole(services, options.config);
+  }
+}
+
+function buildResolver(config: Config) {
+  try {
+    return createResolver({ servers: config.dns_servers, timeoutMs: config.dns_timeout_ms });
+  } catch (err) {
+    throw new ConfigError('dns_servers', (err as Error).message);
+  }
+}
+
+async function maybeStartPrivateRedis(config: Config, logger: PinoLogger): Promise<PrivateRedis | undefined> {
+  if (config.redis_url) return undefined;
+  try {
+    const redis = await startPrivateRedis({ bin: config.redis_server_bin, dir: config.data_dir, socket: join(config.data_dir, 'redis.sock') });
+    logger.info({ url: redis.url }, 'private redis-server started');
+    return redis;
+  } catch (err) {
+    const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? `${config.redis_server_bin} is not installed` : String((err as Error).message);
+    throw new Error(`redis: no SVC_REDIS_URL is set and the private redis-server could not start (${reason})`);
+  }
+}
+
+async function readinessProbes(config: Config, database: Database, redis: RedisClient): Promise<Probe[]> {
+  const probes: Probe[] = [
+    { name: 'sqlite', check: async () => { database.sqlite.prepare('select 1').get(); } },
+    { name: 'redis', check: async () => { await redis.ping(); } },
+  ];
+  if (config.scanner_clamd) {
+    const target = parseClamdTarget(config.scanner_clamd);
+    probes.push({ name: 'clamd', check: async () => pingClamd(await clamdClient(target, 2000)) });
+  }
+  return probes;
+}

@@ -1,0 +1,74 @@
+import { join } from 'node:path';
+import type { Config } from '../config/schema.js';
+import type { Database } from '../storage/db.js';
+import { openSpool, type Spool } from '../storage/spool.js';
+import type { SecretBox } from '../storage/secret-box.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import { deliveryRecorder } from '../core/emails/delivery.js';
+import { emailFeedbackSink } from '../core/receiving/email-feedback.js';
+import { groupCommit } from '../core/receiving/group-commit.js';
+import type { FeedbackDeps } from '../core/receiving/feedback.js';
+import type { IngestDeps } from '../core/receiving/ingest.js';
+import { catchAll, fixedLimits, type ReceivingDomains, type VerpParser } from '../core/receiving/ports.js';
+import type { RoutingDeps } from '../core/receiving/routing.js';
+import { receivingService, type ReceivingService } from '../core/receiving/service.js';
+import { clamdScanner, parseClamdTarget } from '../scanner/clamd.js';
+import type { FailMode } from '../scanner/policy.js';
+import { noScanner, type Scanner } from '../scanner/verdict.js';
+
+export interface ReceivingInput {
+  config: Config;
+  database: Database;
+  logger: Logger;
+  clock: Clock;
+  secretBox: SecretBox;
+  domains: ReceivingDomains;
+  parseVerp: VerpParser;
+  hostname: string;
+}
+
+export interface Receiving {
+  /** The receiving API (list, get, attachments, delete, signed downloads). */
+  service: ReceivingService;
+  spool: Spool;
+  routing: RoutingDeps;
+  ingest: IngestDeps;
+  scanner: Scanner;
+  failMode: FailMode;
+  /** DSNs and complaint reports, recorded through the sending side's delivery recorder. */
+  feedback: FeedbackDeps;
+}
+
+/** The receiving side's pieces, built once: the api role serves `service`, the inbound role the rest. */
+export function createReceiving(input: ReceivingInput): Receiving {
+  const { config, database, logger, clock } = input;
+  const spool = openSpool(join(config.data_dir, 'spool'));
+  const scanner = config.scanner_clamd
+    ? clamdScanner({ target: parseClamdTarget(config.scanner_clamd), timeoutMs: config.scanner_timeout_ms, maxBytes: config.scanner_max_bytes })
+    : noScanner;
+  const service = receivingService({ db: database.db, spool, secretBox: input.secretBox, clock, logger, publicBaseUrl: config.public_base_url });
+  return {
+    service,
+    spool,
+    routing: {
+      domains: input.domains,
+      parseVerp: input.parseVerp,
+      mailboxes: catchAll,
+      feedbackAddress: (config.feedback_address || `feedback@${input.hostname}`).toLowerCase(),
+    },
+    ingest: {
+      db: database.db, spool, logger, commits: groupCommit(database.db, { windowMs: 2, maxBatch: 200 }),
+      limits: fixedLimits(config.receiving_daily_cap, config.receiving_storage_quota_mb * 1024 * 1024),
+    },
+    scanner,
+    failMode: config.scanner_fail_mode as FailMode,
+    feedback: {
+      db: database.db, clock, logger, parseVerp: input.parseVerp,
+      sink: emailFeedbackSink({
+        db: database.db, clock,
+        recorder: deliveryRecorder({ db: database.db, clock, logger, queueLifetimeMs: config.outbound_queue_lifetime_hours * 3600_000 }),
+      }),
+    },
+  };
+}

@@ -1,0 +1,48 @@
+import type { Config } from '../../config/schema.js';
+import type { Logger } from '../../core/logger.js';
+import { startInboundServer, type InboundServer, type ReportHandler } from '../../mta/inbound/server.js';
+import { loadTlsMaterial } from '../../mta/inbound/tls.js';
+import type { Services } from '../services.js';
+
+export interface InboundRole {
+  name: 'inbound';
+  smtp: InboundServer;
+  stop(): Promise<void>;
+}
+
+// Left in incoming/ by a crash before the 250: never acknowledged, so the sender still has them.
+const STALE_INCOMING_MS = 60 * 60 * 1000;
+
+/** The inbound SMTP listener (MX of the receiving domains, return paths, feedback address). */
+export async function startInboundRole(services: Services, config: Config, logger: Logger, hostname: string, reports: ReportHandler): Promise<InboundRole> {
+  const receiving = services.receiving;
+  const swept = await receiving.spool.sweepIncoming(STALE_INCOMING_MS, Date.now());
+  if (swept > 0) logger.info({ swept }, 'stale incoming spool files removed');
+  const tls = await loadTlsMaterial({ certFile: config.smtp_tls_cert_file, keyFile: config.smtp_tls_key_file, dataDir: config.data_dir, hostname }, logger);
+  const smtp = await startInboundServer({
+    settings: {
+      host: config.smtp_host,
+      port: config.smtp_port,
+      hostname,
+      maxMessageBytes: config.smtp_max_message_bytes,
+      maxConnections: config.smtp_max_connections,
+      maxConnectionsPerIp: config.smtp_max_connections_per_ip,
+      connectionRatePerIp: config.smtp_connection_rate_per_ip,
+      maxRecipients: config.smtp_max_recipients,
+      socketTimeoutMs: config.smtp_socket_timeout_s * 1000,
+      proxyFrom: config.smtp_proxy_protocol,
+      tls,
+      authDeadlineMs: Math.max(5000, config.dns_timeout_ms * 4),
+    },
+    routing: receiving.routing,
+    ingest: receiving.ingest,
+    reports,
+    scanner: receiving.scanner,
+    failMode: receiving.failMode,
+    spool: receiving.spool,
+    resolver: services.resolver,
+    clock: services.clock,
+    logger,
+  });
+  return { name: 'inbound', smtp, stop: () => smtp.close() };
+}

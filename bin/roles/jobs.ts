@@ -1,0 +1,31 @@
+import type { Config } from '../../config/schema.js';
+import { startScheduler, type Scheduler } from '../../jobs/scheduler.js';
+import { pruneRequestLogsJob } from '../../jobs/prune-request-logs.js';
+import { recheckDomainsJob } from '../../jobs/recheck-domains.js';
+import { startWebhookDispatch } from '../../jobs/webhook-dispatch.js';
+import { pruneWebhookMessagesJob } from '../../jobs/webhook-dispatch-prune.js';
+import { startMetricsRollup } from '../../jobs/metrics-rollup.js';
+import { dispatchScheduledJob } from '../../jobs/dispatch-scheduled.js';
+import { pruneIdempotencyKeysJob } from '../../jobs/prune-idempotency-keys.js';
+import { ambiguousSweepJob } from '../../jobs/ambiguous-sweep.js';
+import type { Services } from '../services.js';
+
+export interface JobsRole {
+  name: 'jobs';
+  scheduler: Scheduler;
+  stop(): Promise<void>;
+}
+
+export function startJobsRole(services: Services, config: Config): JobsRole {
+  const scheduler = startScheduler([
+    pruneRequestLogsJob(services.repos.requestLogs, services.clock, config.logs_retention_days),
+    pruneWebhookMessagesJob(services.database.db, services.clock, config.webhooks_retention_days),
+    recheckDomainsJob(() => services.api.domains.recheckAll(), config.domains_recheck_cron),
+    dispatchScheduledJob({ db: services.database.db, clock: services.clock, logger: services.logger, wake: services.sending.wake }),
+    pruneIdempotencyKeysJob(services.database.db, services.clock),
+    ambiguousSweepJob({ db: services.database.db, clock: services.clock, logger: services.logger, recorder: services.sending.recorder }),
+  ], services.redis, services.logger);
+  const webhookDispatch = startWebhookDispatch(services.webhookDispatcher, config.webhooks_poll_ms);
+  const rollup = startMetricsRollup(services.metricsRollup, config.metrics_rollup_interval_ms, services.logger);
+  return { name: 'jobs', scheduler, stop: async () => { await rollup.stop(); await webhookDispatch.stop(); await scheduler.stop(); } };
+}

@@ -1,0 +1,74 @@
+import type { Config } from '../../config/schema.js';
+import { isRegionName, regionNames, type RegionName } from '../../core/regions.js';
+import { suppressionsRepo } from '../../core/suppressions/index.js';
+import { ConfigError } from '../../config/load.js';
+import { emailsRepo } from '../../storage/emails.js';
+import { subscribeWake } from '../../storage/emails-wake.js';
+import { messageBuilder } from '../../mta/outbound/signing-pool.js';
+import { messageCache } from '../../mta/outbound/messages.js';
+import { RegionQueue } from '../../mta/outbound/queue.js';
+import { routeFinder } from '../../mta/outbound/routes.js';
+import { SessionPool } from '../../mta/outbound/session-pool.js';
+import type { Services } from '../services.js';
+
+export interface OutboundRole {
+  name: 'outbound';
+  queues: RegionQueue[];
+  /** Looks at every queue now (tests move their clock, then poke). */
+  poke(): void;
+  stop(): Promise<void>;
+}
+
+/**
+ * svc's own MTA: one queue per region served by this process (`outbound_regions`, every region by
+ * default). Each region connects with its own EHLO name and source address. Submissions a
+ * previous process left half-done are made ambiguous first: never resent.
+ */
+export async function startOutboundRole(services: Services, config: Config): Promise<OutboundRole> {
+  const names = servedRegions(config);
+  const { database, clock, logger } = services;
+  const recorder = services.sending.recorder;
+  await recorder.recoverInterrupted(names);
+  const builder = messageBuilder(config.outbound_sign_threads >= 0 ? config.outbound_sign_threads : undefined);
+  const messageFor = messageCache({ emails: emailsRepo(database.db), domains: services.sending.domains, builder, clock });
+  const route = routeFinder(services.deliveryResolver, {
+    relay: config.outbound_relay, port: config.outbound_port, maxTargets: 6, memoMs: Math.min(config.dns_cache_ttl_s, 10) * 1000,
+  });
+  const queues = names.map((name) => {
+    const region = services.regions(name);
+    const pool = new SessionPool(
+      { ehloName: region.ehloName, localAddress: region.sourceAddress, connectTimeoutMs: 30_000, replyTimeoutMs: config.outbound_reply_timeout_s * 1000 },
+      { idleMs: 30_000, maxMessagesPerSession: 500 },
+    );
+    return {
+      pool,
+      queue: new RegionQueue(region, {
+        db: database.db, clock, logger, recorder, suppressions: suppressionsRepo(database.db), messageFor, route, pool,
+        simulatorDomain: config.mailbox_simulator_domain.toLowerCase(), pollMs: config.outbound_poll_s * 1000, wake: services.sending.wake,
+      }),
+    };
+  });
+  const byRegion = new Map(queues.map((q) => [q.queue.region.name as string, q.queue]));
+  const subscription = await subscribeWake(services.redis, names, (region) => byRegion.get(region)?.wake());
+  for (const { queue } of queues) queue.wake();
+  logger.info({ regions: names }, 'outbound queues started');
+  return {
+    name: 'outbound',
+    queues: queues.map((q) => q.queue),
+    poke: () => { for (const { queue } of queues) queue.wake(); },
+    async stop() {
+      await subscription.stop();
+      await Promise.all(queues.map((q) => q.queue.stop(20_000)));
+      for (const q of queues) q.pool.closeAll();
+      await builder.close();
+    },
+  };
+}
+
+function servedRegions(config: Config): RegionName[] {
+  if (config.outbound_regions.length === 0) return [...regionNames];
+  for (const name of config.outbound_regions) {
+    if (!isRegionName(name)) throw new ConfigError('outbound_regions', `unknown region "${name}"; one of ${regionNames.join(', ')}`);
+  }
+  return [...config.outbound_regions] as RegionName[];
+}

@@ -1,0 +1,61 @@
+import type { Config } from '../config/schema.js';
+import type { Database } from '../storage/db.js';
+import type { RedisClient } from '../storage/redis.js';
+import { wakePublisher } from '../storage/emails-wake.js';
+import type { Clock } from '../core/clock.js';
+import { domainLookup } from '../core/domains/lookup.js';
+import type { Logger } from '../core/logger.js';
+import type { RegionDirectory } from '../core/regions.js';
+import { emailsService, type EmailsService } from '../core/emails/service.js';
+import { deliveryRecorder, type DeliveryRecorder } from '../core/emails/delivery.js';
+import { emailShares, type EmailShares } from '../core/emails/share.js';
+import { attachmentFetcher } from '../core/emails/fetch-attachment.js';
+import type { SendingDomains } from '../core/emails/ports.js';
+import type { DnsResolver } from '../dns/resolver.js';
+import type { SecretBox } from '../storage/secret-box.js';
+
+export interface SendingInput {
+  config: Config;
+  database: Database;
+  redis: RedisClient;
+  logger: Logger;
+  clock: Clock;
+  /** Cached (delivery) resolver: recipient checks. */
+  resolver: DnsResolver;
+  /** Uncached resolver: the address policy of attachment fetches. */
+  uncachedResolver: DnsResolver;
+  secretBox: SecretBox;
+  regions: RegionDirectory;
+}
+
+export interface Sending {
+  emails: EmailsService;
+  domains: SendingDomains;
+  /** Publishes "mail is due now" for a region's outbound queue. */
+  wake(region: string): void;
+  /**
+   * Records delivery outcomes: the outbound queues' attempts, and delivery reports the inbound
+   * side receives (record(recipientId, outcome, { report: true }) with the id from parseVerp, or
+   * recordReportByMessageId) and complaints (recordComplaint).
+   */
+  recorder: DeliveryRecorder;
+  /** Share links and sent attachments (signed downloads). */
+  shares: EmailShares;
+}
+
+/** The sending side's core services, built once (the api role uses emails, outbound the rest). */
+export function createSending(input: SendingInput): Sending {
+  const { config, database, redis, logger, clock } = input;
+  const domains = domainLookup({ db: database.db, secretBox: input.secretBox });
+  const wake = wakePublisher(redis);
+  const emails = emailsService({
+    db: database.db, redis, clock, logger, domains, regions: input.regions, resolver: input.resolver,
+    simulatorDomain: config.mailbox_simulator_domain.toLowerCase(),
+    maxAttachmentBytes: config.email_attachments_max_mb * 1024 * 1024,
+    fetchAttachment: attachmentFetcher({ resolver: input.uncachedResolver, allowPrivate: config.email_attachments_allow_private, timeoutMs: 30_000 }),
+    wake,
+  });
+  const recorder = deliveryRecorder({ db: database.db, clock, logger, queueLifetimeMs: config.outbound_queue_lifetime_hours * 3600_000 });
+  const shares = emailShares({ db: database.db, clock, logger, secretBox: input.secretBox, publicBaseUrl: config.public_base_url });
+  return { emails, domains, wake, recorder, shares };
+}

@@ -1,0 +1,122 @@
+import type { Logger as PinoLogger } from 'pino';
+import type { Config } from '../config/schema.js';
+import type { Database } from '../storage/db.js';
+import type { RedisClient } from '../storage/redis.js';
+import { apiKeysRepo } from '../storage/api-keys.js';
+import { requestLogsRepo } from '../storage/request-logs.js';
+import { teamsRepo } from '../storage/teams.js';
+import { authenticate } from '../core/api-keys/auth.js';
+import { apiKeysService } from '../core/api-keys/service.js';
+import type { Clock } from '../core/clock.js';
+import { checkReadiness, type Probe } from '../core/health.js';
+import { rateLimiter } from '../core/rate-limit.js';
+import { requestLogsService } from '../core/request-logs/service.js';
+import { RequestLogWriter } from '../core/request-logs/writer.js';
+import { teamsService } from '../core/teams.js';
+import type { ApiDeps } from '../api/deps.js';
+import type { DnsResolver } from '../dns/resolver.js';
+import type { SecretBox } from '../storage/secret-box.js';
+import { regionDirectory, type RegionDirectory } from '../core/regions.js';
+import { domainLookup, domainsService, type DomainLookup, type DomainsDeps } from '../core/domains/index.js';
+import { cachedResolver } from '../dns/cache.js';
+import { redisDnsCacheStore } from '../storage/dns-cache.js';
+import { suppressionsRepo, suppressionsService, type SuppressionsRepo } from '../core/suppressions/index.js';
+import { createSending, type Sending } from './sending.js';
+import { createReceiving, type Receiving } from './receiving.js';
+import { parseVerp } from '../core/emails/verp.js';
+import { createDispatcher, createSender, webhooksService, type WebhookDispatcher } from '../core/webhooks/index.js';
+import { metricsRollup, metricsService, type MetricsRollup } from '../core/metrics/index.js';
+import { backupService } from '../core/backup.js';
+
+export interface ServicesInput {
+  config: Config;
+  database: Database;
+  redis: RedisClient;
+  logger: PinoLogger;
+  probes: Probe[];
+  version: string;
+  clock: Clock;
+  /** Uncached: what verification asks. */
+  resolver: DnsResolver;
+  secretBox: SecretBox;
+  hostname: string;
+}
+
+export interface Services {
+  api: ApiDeps;
+  logWriter: RequestLogWriter;
+  database: Database;
+  redis: RedisClient;
+  repos: { teams: ReturnType<typeof teamsRepo>; apiKeys: ReturnType<typeof apiKeysRepo>; requestLogs: ReturnType<typeof requestLogsRepo>; suppressions: SuppressionsRepo };
+  clock: Clock;
+  logger: PinoLogger;
+  resolver: DnsResolver;
+  secretBox: SecretBox;
+  regions: RegionDirectory;
+  /** Read side of the domains area for sending and receiving. */
+  domains: DomainLookup;
+  /** Redis-cached resolver for delivery lookups (MX, A/AAAA); verification uses `resolver`. */
+  deliveryResolver: DnsResolver;
+  /** The sending side: the emails service (API) and what the outbound queues use. */
+  sending: Sending;
+  /** Delivers outbox events to webhook endpoints; the jobs role runs its loop. */
+  webhookDispatcher: WebhookDispatcher;
+  /** Folds outbox events into the metrics rollups; the jobs role runs its loop. */
+  metricsRollup: MetricsRollup;
+  /** The receiving side: the API service and what the inbound listener uses. */
+  receiving: Receiving;
+}
+
+/** Every repo and core service, built once from the open stores. */
+export function createServices(input: ServicesInput): Services {
+  const { config, database, redis, logger, clock } = input;
+  const repos = { teams: teamsRepo(database.db), apiKeys: apiKeysRepo(database.db), requestLogs: requestLogsRepo(database.db), suppressions: suppressionsRepo(database.db) };
+  const logWriter = new RequestLogWriter(repos.requestLogs, repos.apiKeys, logger, config.logs_flush_ms);
+  const identity = { version: input.version, env: config.env };
+  const domainsDeps: DomainsDeps = {
+    db: database.db, resolver: input.resolver, regions: regionDirectory(input.hostname, config.regions), secretBox: input.secretBox,
+    clock, logger, mailFromRecords: config.mail_from_records as DomainsDeps['mailFromRecords'],
+    verifyWindowHours: config.domains_verify_window_hours, dkimGraceHours: config.dkim_rotation_grace_hours, cloudflareApiUrl: config.cloudflare_api_url,
+  };
+  const domains = domainLookup(domainsDeps);
+  const deliveryResolver = cachedResolver(input.resolver, redisDnsCacheStore(redis), config.dns_cache_ttl_s);
+  const webhookDispatcher = createDispatcher({
+    db: database.db, clock, secretBox: input.secretBox, logger,
+    sender: createSender({ resolver: input.resolver, allowPrivate: config.webhooks_allow_private, timeoutMs: config.webhooks_timeout_ms }),
+    options: { concurrencyPerEndpoint: config.webhooks_endpoint_concurrency, timeoutMs: config.webhooks_timeout_ms },
+  });
+  // Recipient checks ask DNS through the delivery cache; attachment fetches judge addresses uncached.
+  const sending = createSending({ config, database, redis, logger, clock, resolver: deliveryResolver, uncachedResolver: input.resolver, secretBox: input.secretBox, regions: regionDirectory(input.hostname, config.regions) });
+  const receiving = createReceiving({
+    config, database, logger, clock, secretBox: input.secretBox, domains, hostname: input.hostname,
+    parseVerp,
+  });
+  const metrics = metricsRollup({ db: database.db, batchSize: config.metrics_rollup_batch_size });
+  const api: ApiDeps = {
+    ...identity,
+    clock,
+    logger,
+    bodyLimitBytes: config.http_body_limit_mb * 1024 * 1024,
+    trustProxy: config.http_trust_proxy,
+    metrics: metricsService({ db: database.db, clock, logger, rollup: metrics, catchUpEvents: config.metrics_query_catch_up_events }),
+    authenticate: (header, needed) => authenticate(repos.apiKeys, header, needed),
+    rateLimit: rateLimiter(redis, { capacity: config.rate_limit_burst, refillPerSecond: config.rate_limit_per_second }, logger),
+    logWriter,
+    readiness: () => checkReadiness(input.probes, identity, 2000),
+    apiKeys: apiKeysService({ repo: repos.apiKeys, clock, isVerifiedDomain: (teamId, domainId) => domains.isVerifiedDomain(teamId, domainId) }),
+    domains: domainsService(domainsDeps),
+    teams: teamsService({ repo: repos.teams, clock }),
+    requestLogs: requestLogsService(repos.requestLogs),
+    suppressions: suppressionsService({ db: database.db, clock }),
+    emails: sending.emails,
+    backup: backupService({ sqlite: database.sqlite, spoolDir: receiving.spool.dir, dataDir: config.data_dir, clock, logger }),
+    emailShares: sending.shares,
+    receiving: receiving.service,
+    webhooks: webhooksService({
+      db: database.db, clock, secretBox: input.secretBox, resolver: input.resolver, allowPrivate: config.webhooks_allow_private,
+      logger, wake: () => webhookDispatcher.wake(),
+    }),
+  };
+  const regions = regionDirectory(input.hostname, config.regions);
+  return { api, logWriter, database, redis, repos, clock, logger, resolver: input.resolver, secretBox: input.secretBox, regions, webhookDispatcher, sending, domains, deliveryResolver, receiving, metricsRollup: metrics };
+}

@@ -1,0 +1,112 @@
+// The one list of svc's settings. Every key: its type, its default, one line of doc.
+// A file (path from SVC_CONFIG, JSON) sets keys by these names; the environment overrides them
+// as SVC_<KEY IN UPPER CASE>.
+
+export type KeySpec =
+  | { type: 'string'; default: string; doc: string; secret?: boolean }
+  | { type: 'int'; default: number; doc: string; min?: number; max?: number }
+  | { type: 'bool'; default: boolean; doc: string }
+  | { type: 'enum'; default: string; doc: string; values: readonly string[] }
+  | { type: 'list'; default: readonly string[]; doc: string }
+  | { type: 'regions'; default: RegionOverrides; doc: string };
+
+import type { RegionOverrides } from './regions.js';
+
+export const schema = {
+  data_dir: { type: 'string', default: './data', doc: 'Folder for SQLite, the spool, the admin socket and the private Redis.' },
+  env: { type: 'string', default: 'production', doc: 'Deployment name reported by /health and /ready.' },
+  log_level: { type: 'enum', default: 'info', values: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], doc: 'pino log level.' },
+
+  http_host: { type: 'string', default: '127.0.0.1', doc: 'Address the HTTP API listens on (put a TLS reverse proxy in front for the public).' },
+  http_port: { type: 'int', default: 3000, min: 0, max: 65535, doc: 'Port of the HTTP API (0 picks a free port).' },
+  http_body_limit_mb: { type: 'int', default: 50, min: 1, max: 200, doc: 'Largest request body accepted, in MiB.' },
+  http_trust_proxy: { type: 'bool', default: false, doc: 'Trust X-Forwarded-For from a reverse proxy in front of the API.' },
+  admin_socket: { type: 'string', default: '', doc: 'Path of the operator socket (mode 0600); empty means <data_dir>/admin.sock.' },
+
+  smtp_host: { type: 'string', default: '0.0.0.0', doc: 'Address the inbound SMTP listener binds.' },
+  smtp_port: { type: 'int', default: 25, min: 0, max: 65535, doc: 'Port of the inbound SMTP listener.' },
+
+  redis_url: { type: 'string', default: '', secret: true, doc: 'Redis URL; empty runs a private redis-server on a socket in the data folder.' },
+  redis_server_bin: { type: 'string', default: 'redis-server', doc: 'redis-server executable used for the private Redis.' },
+  redis_command_timeout_ms: { type: 'int', default: 2000, min: 50, doc: 'Longest wait for one Redis command before it counts as failed.' },
+
+  dns_servers: { type: 'list', default: [], doc: 'Comma-separated host[:port] resolvers for every DNS lookup; empty uses the system resolvers.' },
+
+  sqlite_synchronous: { type: 'enum', default: 'FULL', values: ['FULL', 'NORMAL'], doc: 'SQLite synchronous mode; FULL fsyncs every commit (the durability promise needs it).' },
+
+  rate_limit_per_second: { type: 'int', default: 10, min: 1, doc: 'Team token bucket refill per second (the spec says 10).' },
+  rate_limit_burst: { type: 'int', default: 10, min: 1, doc: 'Team token bucket capacity (the spec says 10).' },
+
+  logs_retention_days: { type: 'int', default: 30, min: 1, doc: 'Days request logs are kept before the pruning job deletes them.' },
+  logs_flush_ms: { type: 'int', default: 200, min: 1, max: 10000, doc: 'Request logs are written in batches at most this often.' },
+
+  secret_key_file: { type: 'string', default: '', doc: 'File holding the key that seals DKIM private keys and provider tokens at rest; empty means <data_dir>/secret.key (created on first start).' },
+  dns_timeout_ms: { type: 'int', default: 3000, min: 100, max: 30000, doc: 'Longest wait for one DNS answer before trying again.' },
+  dns_cache_ttl_s: { type: 'int', default: 300, min: 0, max: 86400, doc: 'Seconds a DNS answer used for delivery is cached in Redis (verification never uses the cache).' },
+  mail_hostname: { type: 'string', default: '', doc: 'Public DNS name of this host (EHLO, MX and MAIL FROM targets); empty uses the system host name.' },
+  mail_from_records: { type: 'enum', default: 'cname', values: ['cname', 'mx_txt'], doc: 'MAIL FROM records given to domains: a CNAME to the region host, or an MX plus an SPF TXT.' },
+  domains_recheck_cron: { type: 'string', default: '23 */6 * * *', doc: 'node-cron schedule of the re-check of every domain\'s DNS records (drift, DKIM retirement, pending claims).' },
+  domains_verify_window_hours: { type: 'int', default: 72, min: 1, max: 8760, doc: 'Hours after a domain is added that a record never seen stays pending; after that it shows failed (and is still re-checked).' },
+  dkim_rotation_grace_hours: { type: 'int', default: 48, min: 0, max: 8760, doc: 'Hours a replaced DKIM key stays published and listed after the new key took over, for mail still in flight.' },
+  cloudflare_api_url: { type: 'string', default: 'https://api.cloudflare.com/client/v4', doc: 'Base URL of Cloudflare\'s v4 API, used by domain autoconfiguration.' },
+  regions: { type: 'regions', default: {}, doc: 'Per-region overrides (JSON object keyed by region): mail_from_host, inbound_host, tracking_host, ehlo_name, source_address, concurrency, per_domain_connections, receiving, sandbox.' },
+
+  webhooks_allow_private: { type: 'bool', default: false, doc: 'Let webhook endpoints resolve to loopback, private (RFC 1918, fc00::/7) and CGNAT addresses, for on-premise receivers; link-local, metadata and unresolvable names stay refused.' },
+  webhooks_timeout_ms: { type: 'int', default: 15000, min: 100, max: 120000, doc: 'Longest one webhook request may take (connect, answer and body) before the attempt counts as failed.' },
+  webhooks_endpoint_concurrency: { type: 'int', default: 4, min: 1, max: 100, doc: 'Webhook requests in flight to one endpoint at most; a slow endpoint never holds up another.' },
+  webhooks_poll_ms: { type: 'int', default: 500, min: 10, max: 60000, doc: 'How often the webhook dispatcher (jobs role) looks for new events and due retries.' },
+  webhooks_retention_days: { type: 'int', default: 30, min: 1, max: 3650, doc: 'Days delivered and failed webhook messages (and their attempts) are kept before the pruning job deletes them.' },
+  outbound_regions: { type: 'list', default: [], doc: 'Regions whose outbound queues this process serves (comma-separated); empty serves every region. Run one outbound process per region.' },
+  outbound_sign_threads: { type: 'int', default: -1, min: -1, max: 16, doc: 'Worker threads that compose and DKIM-sign outbound mail; -1 is one per spare core (at most 4), 0 signs on the main thread.' },
+  outbound_relay: { type: 'string', default: '', doc: 'Smarthost (host:port) every outbound message is relayed through instead of the recipient\'s MX; empty delivers directly.' },
+  outbound_port: { type: 'int', default: 25, min: 1, max: 65535, doc: 'TCP port of the recipient MX hosts outbound mail connects to (25; test rigs may listen elsewhere).' },
+  outbound_queue_lifetime_hours: { type: 'int', default: 72, min: 1, max: 720, doc: 'Hours a deferred recipient keeps being retried before it bounces (Transient).' },
+  email_attachments_allow_private: { type: 'bool', default: false, doc: 'Let attachments given by `path` be fetched from loopback and private addresses (an on-premise file server); link-local and metadata addresses stay refused.' },
+  outbound_reply_timeout_s: { type: 'int', default: 600, min: 1, max: 3600, doc: 'Seconds to wait for a remote SMTP reply (RFC 5321 asks 10 minutes after the data); no reply after the data is an ambiguous submission.' },
+  outbound_poll_s: { type: 'int', default: 30, min: 1, max: 3600, doc: 'Safety poll of the outbound queue; new mail wakes it at once over Redis pub/sub.' },
+  mailbox_simulator_domain: { type: 'string', default: 'simulator.svc.invalid', doc: 'Domain of the mailbox simulator: delivered@, bounced@, complained@ and suppressed@ it are resolved inside svc, never sent.' },
+  email_attachments_max_mb: { type: 'int', default: 40, min: 1, max: 200, doc: 'Largest total size of one email\'s attachments, in MiB.' },
+  public_base_url: { type: 'string', default: '', doc: 'Public https address of the HTTP API, for share links and signed download links; empty uses http://<http_host>:<http_port>.' },
+
+
+  scanner_clamd: { type: 'string', default: '', doc: 'clamd socket path or host:port; empty turns virus scanning off.' },
+  scanner_fail_mode: { type: 'enum', default: 'closed', values: ['closed', 'open'], doc: 'When clamd is down or past its deadline: closed answers 451 (the sender retries), open stores the message marked unscanned.' },
+  scanner_timeout_ms: { type: 'int', default: 30000, min: 100, max: 600000, doc: 'Deadline of one scan (svc enforces it; clamscan does not).' },
+  scanner_max_bytes: { type: 'int', default: 26214400, min: 1024, doc: 'Largest message sent to the scanner (keep at or under clamd StreamMaxLength); a bigger one is refused 552 when failing closed, stored unscanned when open.' },
+
+  metrics_rollup_interval_ms: { type: 'int', default: 5000, min: 100, max: 60000, doc: 'How often the metrics rollup (jobs role) folds new outbox events into the one-minute rollups.' },
+  metrics_rollup_batch_size: { type: 'int', default: 5000, min: 10, max: 100000, doc: 'Outbox events the metrics rollup reads and folds per transaction.' },
+  metrics_query_catch_up_events: { type: 'int', default: 100000, min: 0, doc: 'Outbox events GET /emails/metrics may fold itself before answering, so figures are fresh (0: leave it to the jobs role).' },
+
+  smtp_max_message_bytes: { type: 'int', default: 26214400, min: 1024, doc: 'Largest message the inbound listener accepts (SIZE); bigger is refused 552.' },
+  smtp_max_connections: { type: 'int', default: 500, min: 1, doc: 'Inbound SMTP connections open at once; more are refused 421.' },
+  smtp_max_connections_per_ip: { type: 'int', default: 50, min: 1, doc: 'Inbound SMTP connections open at once from one client address.' },
+  smtp_connection_rate_per_ip: { type: 'int', default: 600, min: 0, doc: 'New inbound SMTP connections per minute from one client address (0: no limit); more are refused 421.' },
+  smtp_max_recipients: { type: 'int', default: 100, min: 1, doc: 'RCPT TO commands accepted per message (RFC 5321 asks for at least 100).' },
+  smtp_socket_timeout_s: { type: 'int', default: 300, min: 5, max: 3600, doc: 'Idle seconds before the inbound listener drops a client (RFC 5321 suggests 5 minutes).' },
+  smtp_tls_cert_file: { type: 'string', default: '', doc: 'PEM certificate (chain) for STARTTLS; empty uses a self-signed one made on first start in <data_dir>/smtp-tls/.' },
+  smtp_tls_key_file: { type: 'string', default: '', doc: 'PEM private key matching smtp_tls_cert_file.' },
+  smtp_proxy_protocol: { type: 'list', default: [], doc: 'Addresses of load balancers allowed to send a PROXY protocol v1 header; empty turns PROXY protocol off.' },
+  feedback_address: { type: 'string', default: '', doc: 'Address complaint feedback loops (ARF reports) are sent to; empty means feedback@<mail_hostname>.' },
+  receiving_daily_cap: { type: 'int', default: 0, min: 0, doc: 'Received messages kept per team per UTC day before the rest are dropped as daily_cap (0: no cap).' },
+  receiving_storage_quota_mb: { type: 'int', default: 0, min: 0, doc: 'Raw MiB of kept received mail per team before new messages are dropped as storage_quota (0: no quota).' },
+} as const satisfies Record<string, KeySpec>;
+
+export type Schema = typeof schema;
+export type ConfigKey = keyof Schema;
+
+type ValueOf<S extends KeySpec> = S extends { type: 'int' }
+  ? number
+  : S extends { type: 'bool' }
+    ? boolean
+    : S extends { type: 'list' }
+      ? readonly string[]
+      : S extends { type: 'regions' }
+        ? RegionOverrides
+        : string;
+
+export type Config = { readonly [K in ConfigKey]: ValueOf<Schema[K]> };
+
+export function envName(key: string): string {
+  return `SVC_${key.toUpperCase()}`;
+}

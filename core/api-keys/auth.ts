@@ -1,0 +1,44 @@
+import type { ApiKeysRepo } from '../../storage/api-keys.js';
+import type { ApiKeyRow } from '../../storage/tables.js';
+import { ServiceError } from '../errors.js';
+import { parseToken, secretMatches } from './tokens.js';
+
+/** The least credential an operation needs (spec Authentication 6). */
+export type Permission = 'none' | 'sending_access' | 'full_access' | 'session' | 'store_access' | null;
+
+export interface Principal {
+  teamId: string;
+  apiKeyId: string;
+  permission: ApiKeyRow['permission'];
+  domainId: string | null;
+}
+
+/**
+ * Resolves an Authorization header to the calling key, in the spec's order of refusals:
+ * missing → invalid → revoked → suspended → wrong class of key.
+ */
+export async function authenticate(repo: ApiKeysRepo, header: string | undefined, needed: Permission): Promise<Principal> {
+  const bearer = header === undefined ? undefined : /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
+  if (bearer === undefined) throw new ServiceError(401, 'missing_api_key', 'Missing API key in the authorization header. Include the following header in the request: Authorization: Bearer <API_KEY>');
+  const parsed = parseToken(bearer);
+  const found = parsed ? await repo.byPublicId(parsed.publicId) : undefined;
+  if (!parsed || !found || !secretMatches(parsed.secret, found.key.token_hash)) {
+    throw new ServiceError(401, 'invalid_api_key', 'API key is invalid.');
+  }
+  const { key, team } = found;
+  if (key.status === 'revoked') throw new ServiceError(403, 'restricted_api_key', 'This API key has been revoked.');
+  if (key.status === 'suspended' || team.status === 'suspended') {
+    throw new ServiceError(403, 'suspended_api_key', 'This API key is suspended.');
+  }
+  if (!reaches(key.permission, needed)) {
+    throw new ServiceError(401, 'restricted_api_key', 'This API key is restricted to only send emails.');
+  }
+  return { teamId: key.team_id, apiKeyId: key.id, permission: key.permission, domainId: key.domain_id };
+}
+
+function reaches(has: ApiKeyRow['permission'], needed: Permission): boolean {
+  if (needed === 'sending_access') return true;
+  if (needed === 'full_access') return has === 'full_access';
+  // session, store_access and null operations are not reachable with an API key.
+  return false;
+}

@@ -1,0 +1,17 @@
+import type { Db } from '../../storage/db.js';
+import { domainsRepo, type DomainRow } from '../../storage/domains.js';
+import { eventsRepo } from '../../storage/events.js';
+import { emitEvent } from '../events.js';
+import type { DomainsDeps } from './context.js';
+import { domainView } from './view.js';
+
+export type DomainEventType = 'domain.created' | 'domain.updated' | 'domain.deleted';
+
+/**
+ * Writes a domain.* event in the caller's transaction; `data` is the domain as the API shows it
+ * (records and statuses, never key material), read inside the same transaction.
+ */
+export async function emitDomainEvent(deps: DomainsDeps, trx: Db, type: DomainEventType, domain: DomainRow): Promise<void> {
+  const keys = await domainsRepo(trx).keys(domain.id);
+  await emitEvent(eventsRepo(trx), domain.team_id, type, { ...domainView(deps, domain, keys) }, deps.clock.now());
+}

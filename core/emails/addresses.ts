@@ -1,0 +1,69 @@
+import { domainToASCII } from 'node:url';
+import addressparser from 'nodemailer/lib/addressparser';
+import { validationError } from '../errors.js';
+
+/** One mailbox as written by the caller: the header form and the bare address. */
+export interface Mailbox {
+  /** `address` or `Name <address>`, as it goes into the header. */
+  header: string;
+  name: string;
+  /** Local part as written, domain lower case and in A-labels. */
+  address: string;
+  domain: string;
+}
+
+// RFC 5321 dot-atom local part (quoted local parts are legal but in practice only abuse).
+const localPart = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
+const domainLabel = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
+
+/**
+ * Reads one field value (a string, or an array of strings) into mailboxes. CR, LF and NUL are
+ * refused outright (header injection); every address must be a plain mailbox on a DNS name.
+ */
+export function parseMailboxes(field: string, value: string | string[] | undefined | null): Mailbox[] {
+  if (value === undefined || value === null) return [];
+  const items = Array.isArray(value) ? value : [value];
+  const out: Mailbox[] = [];
+  for (const [i, item] of items.entries()) {
+    const path = Array.isArray(value) ? `${field}[${i}]` : field;
+    if (typeof item !== 'string') throw validationError(422, path, `\`${path}\` must be an email address.`);
+    if (/[\r\n\0]/.test(item)) throw validationError(422, path, `\`${path}\` must not contain line breaks.`);
+    const parsed = addressparser(item, { flatten: true });
+    if (parsed.length === 0) throw invalidAddress(path, item);
+    // One string is one address: a list smuggled into one string (a form field, say) must not
+    // add recipients the caller never saw as separate entries.
+    if (parsed.length > 1) throw validationError(422, path, `\`${path}\` must be one email address; give several as an array of strings.`);
+    for (const entry of parsed) out.push(toMailbox(path, item, entry.name ?? '', entry.address ?? ''));
+  }
+  return out;
+}
+
+function toMailbox(path: string, raw: string, name: string, address: string): Mailbox {
+  const at = address.lastIndexOf('@');
+  if (at <= 0) throw invalidAddress(path, raw);
+  const local = address.slice(0, at);
+  const domain = asciiDomain(address.slice(at + 1));
+  if (!localPart.test(local) || local.length > 64 || !domain) throw invalidAddress(path, raw);
+  const bare = `${local}@${domain}`;
+  return { header: name ? `${quoteName(name)} <${bare}>` : bare, name, address: bare, domain };
+}
+
+/** Lower case A-label form of a domain, or undefined when it is not a usable host name. */
+export function asciiDomain(raw: string): string | undefined {
+  const trimmed = raw.trim().replace(/\.$/, '');
+  if (!trimmed || trimmed.length > 253) return undefined;
+  const ascii = domainToASCII(trimmed.toLowerCase());
+  if (!ascii || !ascii.includes('.')) return undefined;
+  return ascii.split('.').every((label) => domainLabel.test(label)) ? ascii : undefined;
+}
+
+/** A display name is quoted when it holds anything beyond atext and spaces. */
+function quoteName(name: string): string {
+  return /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~ -]+$/.test(name) ? name : `"${name.replace(/(["\\])/g, '\\$1')}"`;
+}
+
+const invalidAddress = (path: string, raw: string) =>
+  validationError(422, path, `Invalid \`${path}\` field. The email address needs to follow the \`email@example.com\` or \`Name <email@example.com>\` format (got ${JSON.stringify(raw.slice(0, 320))}).`);
+
+/** The key a recipient is compared by (duplicates, suppressions): the whole address in lower case. */
+export const addressKey = (address: string) => address.toLowerCase();

@@ -1,0 +1,179 @@
+import type { Db } from '../../storage/db.js';
+import { emailsRepo } from '../../storage/emails.js';
+import { changeRecipient, markEmailSent, recipientById, recipientByMessageId, submittingRecipients } from '../../storage/emails-queue.js';
+import type { EmailRecipientRow, EmailRow, RecipientState } from '../../storage/emails-tables.js';
+import { eventsRepo } from '../../storage/events.js';
+import { addSuppression } from '../suppressions/index.js';
+import type { Clock } from '../clock.js';
+import { emitEvent, type EventType } from '../events.js';
+import type { Logger } from '../logger.js';
+import { commitBatcher, type CommitBatcher } from './batcher.js';
+import { envelopeData } from './envelope.js';
+import type { Bounce, DeliveryOutcome } from './outcomes.js';
+import { retryDelayMs } from './retry.js';
+
+// Records what happened to each recipient: the state change, the email's last_event and the
+// email.* event (with the spec's envelope, `to` naming only this recipient) in one transaction.
+// Writes from the delivery side go through a group commit.
+
+export interface DeliveryRecorderDeps {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  queueLifetimeMs: number;
+}
+
+/** Where an outcome may come from: attempts act on claimed rows, reports on sent ones. */
+const fromStates: Record<DeliveryOutcome['kind'] | 'report', readonly RecipientState[]> = {
+  delivered: ['queued', 'submitting'],
+  deferred: ['queued', 'submitting'],
+  bounced: ['queued', 'submitting'],
+  ambiguous: ['submitting'],
+  suppressed: ['queued'],
+  failed: ['ambiguous'],
+  report: ['submitting', 'ambiguous', 'delivered', 'queued'],
+};
+
+/** The claiming worker's copies of the recipient and its email. */
+export interface Known {
+  row: EmailRecipientRow;
+  email: EmailRow;
+  /** markSubmitting ran for this attempt (the email is already marked sent). */
+  submitted?: boolean;
+}
+
+export interface RecordOptions {
+  /** A delivery report (DSN) rather than our own attempt: it may correct a delivered or ambiguous recipient. */
+  report?: boolean;
+  known?: Known;
+}
+
+export function deliveryRecorder(deps: DeliveryRecorderDeps) {
+  // The submitting mark is the contract's record before the DATA terminator: fsynced (FULL).
+  // The outcome of our own attempt commits without its own fsync and rides on the next FULL
+  // commit (milliseconds later under load): lost in a crash, the recipient stays `submitting`,
+  // becomes ambiguous and is never resent — more cautious, never a duplicate. Reports and
+  // complaints stay FULL.
+  const batcher: CommitBatcher = commitBatcher(deps.db);
+  const outcomes: CommitBatcher = commitBatcher(deps.db, 500, { relaxed: true });
+
+  /**
+   * queued → submitting, written before any message data (hence the DATA terminator) leaves.
+   * `known` is the claiming worker's own copy of the rows (it alone acts on a claimed recipient),
+   * which saves the reads; every change stays conditional on the state it expects.
+   */
+  const markSubmitting = (recipientId: string, known?: Known) => batcher.run(async (trx) => {
+    const now = deps.clock.now().toISOString();
+    const row = known?.row ?? await recipientById(trx, recipientId);
+    if (!row) return false;
+    // `submitting` too: a try on the next MX host after a connection that never took the data.
+    const ok = await changeRecipient(trx, recipientId, ['queued', 'submitting'], { state: 'submitting', submitted_at: now, first_attempt_at: row.first_attempt_at ?? now }, now);
+    if (ok) await emitSentOnce(trx, row.email_id, now, known?.email);
+    return ok;
+  });
+
+  const record = (recipientId: string, outcome: DeliveryOutcome, options: RecordOptions = {}) => (options.report ? batcher : outcomes).run(async (trx) => {
+    const row = options.known?.row ?? await recipientById(trx, recipientId);
+    const email = options.known?.email ?? (row && await emailsRepo(trx).byIdAnyTeam(row.email_id));
+    if (!row || !email) return false;
+    const allowed = options.report ? fromStates.report : fromStates[outcome.kind];
+    if (!options.known && !allowed.includes(row.state)) return false;
+    const applied = await apply(trx, email, row, outcome, allowed, !!options.known?.submitted);
+    if (applied) deps.logger.info({ emailId: email.id, recipientId, region: email.region, outcome: outcome.kind, report: !!options.report, state: applied }, 'delivery outcome recorded');
+    return applied !== undefined;
+  });
+
+  async function emitSentOnce(trx: Db, emailId: string, now: string, known?: EmailRow) {
+    if (!(await markEmailSent(trx, emailId, now))) return;
+    const email = known ?? await emailsRepo(trx).byIdAnyTeam(emailId);
+    if (email) await emitEvent(eventsRepo(trx), email.team_id, 'email.sent', envelopeData(email), new Date(now));
+  }
+
+  /** `sentDone`: this attempt already marked the email sent (markSubmitting ran). */
+  async function apply(trx: Db, email: EmailRow, row: EmailRecipientRow, outcome: DeliveryOutcome, allowed: readonly RecipientState[], sentDone = false): Promise<RecipientState | undefined> {
+    const now = deps.clock.now();
+    const at = now.toISOString();
+    const attempts = row.attempts + (outcome.kind === 'suppressed' ? 0 : 1);
+    const event = async (type: EventType, extra: Record<string, unknown> = {}) => {
+      await emitEvent(eventsRepo(trx), email.team_id, type, envelopeData(email, [row.address], extra), now);
+      await emailsRepo(trx).setLastEvent(email.id, type.slice('email.'.length), at);
+    };
+    switch (outcome.kind) {
+      case 'delivered': {
+        if (!(await changeRecipient(trx, row.id, allowed, { state: 'delivered', attempts, last_response: outcome.response, first_attempt_at: row.first_attempt_at ?? at }, at))) return undefined;
+        if (!sentDone) await emitSentOnce(trx, email.id, at, email);
+        await event('email.delivered');
+        return 'delivered';
+      }
+      case 'deferred': {
+        const first = row.first_attempt_at ?? at;
+        const expires = new Date(Date.parse(first) + deps.queueLifetimeMs);
+        if (now >= expires) {
+          const bounce: Bounce = { type: 'Transient', subType: outcome.delayType === 'MailboxFull' ? 'MailboxFull' : 'General', message: `Gave up after ${attempts} attempts: the message could not be delivered before it expired.`, diagnosticCode: outcome.response ? [outcome.response] : [] };
+          return apply(trx, email, { ...row, first_attempt_at: first }, { kind: 'bounced', response: outcome.response, bounce }, allowed, sentDone);
+        }
+        const next = new Date(now.getTime() + retryDelayMs(attempts)).toISOString();
+        if (!(await changeRecipient(trx, row.id, allowed, { state: 'queued', attempts, next_attempt_at: next, first_attempt_at: first, expires_at: expires.toISOString(), last_response: outcome.response, submitted_at: null }, at))) return undefined;
+        if (!sentDone) await emitSentOnce(trx, email.id, at, email);
+        await event('email.delivery_delayed', { delay: { type: outcome.delayType, expirationTime: expires.toISOString(), delayedRecipients: [row.address] } });
+        return 'queued';
+      }
+      case 'bounced': {
+        const b = outcome.bounce;
+        if (!(await changeRecipient(trx, row.id, allowed, { state: 'bounced', attempts, last_response: outcome.response, bounce_type: b.type, bounce_sub_type: b.subType, next_attempt_at: null }, at))) return undefined;
+        if (!sentDone) await emitSentOnce(trx, email.id, at, email);
+        await event('email.bounced', { bounce: { type: b.type, subType: b.subType, message: b.message, diagnosticCode: b.diagnosticCode } });
+        if (b.type === 'Permanent' && !outcome.keepAddress) await addSuppression(trx, email.team_id, row.address, 'bounce', email.id, deps.clock);
+        return 'bounced';
+      }
+      case 'ambiguous': {
+        if (!(await changeRecipient(trx, row.id, allowed, { state: 'ambiguous', attempts, last_response: outcome.reason }, at))) return undefined;
+        return 'ambiguous';
+      }
+      case 'failed': {
+        if (!(await changeRecipient(trx, row.id, allowed, { state: 'failed', next_attempt_at: null }, at))) return undefined;
+        await event('email.failed', { failed: { reason: outcome.reason } });
+        return 'failed';
+      }
+      case 'suppressed': {
+        if (!(await changeRecipient(trx, row.id, allowed, { state: 'suppressed', next_attempt_at: null }, at))) return undefined;
+        await event('email.suppressed', { suppressed: { reason: outcome.origin, type: 'OnAccountSuppressionList', message: `The recipient is on the team's suppression list (${outcome.origin}).`, diagnosticCode: [] } });
+        return 'suppressed';
+      }
+    }
+  }
+
+  /** Recipients a stopped process left in `submitting` may have had their data sent: ambiguous. */
+  const recoverInterrupted = async (regions: readonly string[]): Promise<number> => {
+    const rows = await submittingRecipients(deps.db, regions);
+    for (const row of rows) await record(row.id, { kind: 'ambiguous', reason: 'interrupted: the process stopped during the submission, the data may have been sent' });
+    if (rows.length) deps.logger.warn({ regions, recipients: rows.length }, 'submissions interrupted by a stop are ambiguous: never resent');
+    return rows.length;
+  };
+
+  /** A complaint (feedback loop report, or the simulator's complained@): event and suppression. */
+  const recordComplaint = (recipientId: string, options: { keepAddress?: boolean } = {}) => batcher.run(async (trx) => {
+    const row = await recipientById(trx, recipientId);
+    const email = row && await emailsRepo(trx).byIdAnyTeam(row.email_id);
+    if (!row || !email) return false;
+    const now = deps.clock.now();
+    await emitEvent(eventsRepo(trx), email.team_id, 'email.complained', envelopeData(email, [row.address]), now);
+    await emailsRepo(trx).setLastEvent(email.id, 'complained', now.toISOString());
+    if (!options.keepAddress) await addSuppression(trx, email.team_id, row.address, 'complaint', email.id, deps.clock);
+    return true;
+  });
+
+  /**
+   * A delivery report (DSN) found by the email's Message-ID and the recipient address, for reports
+   * whose return path was not a VERP address. Use `record(recipientId, outcome, { report: true })`
+   * when parseVerp gave the recipient id.
+   */
+  const recordReportByMessageId = async (messageId: string, address: string, outcome: DeliveryOutcome): Promise<boolean> => {
+    const row = await recipientByMessageId(deps.db, messageId, address.toLowerCase());
+    return row ? record(row.id, outcome, { report: true }) : false;
+  };
+
+  return { markSubmitting, record, recordReportByMessageId, recoverInterrupted, recordComplaint };
+}
+
+export type DeliveryRecorder = ReturnType<typeof deliveryRecorder>;

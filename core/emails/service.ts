@@ -1,0 +1,149 @@
+import type { DnsResolver } from '../../dns/resolver.js';
+import type { Db } from '../../storage/db.js';
+import { emailsRepo } from '../../storage/emails.js';
+import type { RedisClient } from '../../storage/redis.js';
+import { suppressionsRepo } from '../suppressions/index.js';
+import type { Clock } from '../clock.js';
+import { notFound, ServiceError, validationError } from '../errors.js';
+import { looksLikeId } from '../ids.js';
+import { requestDigest, runIdempotent, type Answer, type Remember } from '../idempotency.js';
+import type { Logger } from '../logger.js';
+import type { RegionDirectory } from '../regions.js';
+import { commitAccepted, prepareEmail, type PreparedEmail } from './accept.js';
+import { commitBatcher } from './batcher.js';
+import { loadAttachments, type AttachmentFetcher } from './attachments.js';
+import { checkBulk, contentHash, dayOf } from './bulk.js';
+import { listEmails, type RawEmailListQuery } from './list.js';
+import type { SendingDomains } from './ports.js';
+import { allRecipientsInvalid, checkSandbox, recipientFates } from './recipients.js';
+import { cancelEmail, rescheduleEmail } from './schedule.js';
+import type { SendEmailInput } from './types.js';
+import { normaliseSend } from './validate.js';
+import { emailView, type EmailView } from './view.js';
+
+export interface EmailsServiceDeps {
+  db: Db;
+  redis: RedisClient;
+  clock: Clock;
+  logger: Logger;
+  domains: SendingDomains;
+  regions: RegionDirectory;
+  resolver: DnsResolver;
+  simulatorDomain: string;
+  maxAttachmentBytes: number;
+  fetchAttachment?: AttachmentFetcher;
+  /** Tells the region's outbound queue that mail is due now (best effort; a poll backs it). */
+  wake(region: string): void;
+}
+
+/** Who is sending: the calling key's team, id and domain pin. */
+export interface Caller {
+  teamId: string;
+  apiKeyId: string | null;
+  /** A sending_access key pinned to one domain. */
+  domainId: string | null;
+}
+
+export type BatchMode = 'strict' | 'permissive';
+export const maxBatch = 100;
+
+export interface BatchAnswer {
+  data: { id: string }[];
+  errors?: { index: number; message: string }[];
+}
+
+const deadAddressDays = 30;
+
+export function emailsService(deps: EmailsServiceDeps) {
+  // Group commit: sends answered in the same event-loop turn share one transaction (one fsync);
+  // each still gets its 200 only once its rows are on disk.
+  const batcher = commitBatcher(deps.db);
+  const prepare = async (caller: Caller, input: SendEmailInput, batch: { pending: Map<string, number> } | undefined): Promise<PreparedEmail> => {
+    const now = deps.clock.now();
+    const send = normaliseSend(input, now);
+    const domain = await deps.domains.sendingDomain(caller.teamId, send.from.domain);
+    if (!domain) {
+      throw validationError(403, 'from', `The ${send.from.domain} domain is not verified. Please add and verify your domain.`);
+    }
+    if (caller.domainId && caller.domainId !== domain.id) {
+      throw validationError(403, 'from', `This API key may only send from its own domain, not from ${send.from.domain}.`);
+    }
+    const region = deps.regions(domain.region);
+    if (region.sandbox) checkSandbox(region, send.recipients, await deps.domains.verifiedDomainNames(), deps.simulatorDomain);
+    const attachments = await loadAttachments(send.attachments, deps.fetchAttachment, deps.maxAttachmentBytes);
+    const fates = await recipientFates({
+      resolver: deps.resolver, emails: emailsRepo(deps.db), suppressions: suppressionsRepo(deps.db),
+      simulatorDomain: deps.simulatorDomain, deadAddressDays,
+    }, caller.teamId, send.recipients, now);
+    if (!batch && fates.every((f) => f.kind === 'invalid')) throw allRecipientsInvalid(send.recipients, fates);
+    const hash = contentHash(send.subject, send.html, send.text);
+    const prepared = prepareEmail({ teamId: caller.teamId, apiKeyId: caller.apiKeyId, send, domain, region, fates, attachments, contentHash: hash, now });
+    if (!prepared.email.has_unsubscribe) {
+      const earlier = batch?.pending.get(hash) ?? 0;
+      const bulk = await checkBulk(emailsRepo(deps.db), caller.teamId, hash, earlier + send.recipients.length, now);
+      batch?.pending.set(hash, earlier + send.recipients.length);
+      if (bulk.warn) prepared.bulkWarning = { contentHash: hash, day: dayOf(now) };
+    }
+    return prepared;
+  };
+
+  const commit = async (prepared: PreparedEmail[], remember: Remember, answer: unknown) => {
+    await batcher.run((trx) => commitAccepted(trx, prepared, deps.clock.now(), (t) => remember(t, 200, answer)));
+    for (const p of prepared) {
+      deps.logger.info({ emailId: p.email.id, teamId: p.email.team_id, region: p.email.region, recipients: p.recipients.length, status: p.email.last_event }, 'email accepted');
+      if (p.bulkWarning) deps.logger.warn({ teamId: p.email.team_id, contentHash: p.bulkWarning.contentHash }, 'team warned: the same message without unsubscribe reached the bulk threshold today');
+    }
+    for (const region of new Set(prepared.filter((p) => p.dueNow).map((p) => p.email.region))) deps.wake(region);
+  };
+
+  return {
+    async send(caller: Caller, input: SendEmailInput, idempotencyKey?: string): Promise<Answer<{ id: string }>> {
+      return runIdempotent(deps, caller.teamId, idempotencyKey, requestDigest('/emails', input), async (remember) => {
+        const prepared = await prepare(caller, input, undefined);
+        const answer = { id: prepared.email.id };
+        await commit([prepared], remember, answer);
+        return answer;
+      });
+    },
+
+    async sendBatch(caller: Caller, inputs: SendEmailInput[], mode: BatchMode, idempotencyKey?: string): Promise<Answer<BatchAnswer>> {
+      if (!Array.isArray(inputs) || inputs.length === 0) throw validationError(422, 'body', 'A batch holds 1 to 100 emails.');
+      if (inputs.length > maxBatch) throw validationError(422, 'body', `A batch holds at most ${maxBatch} emails (got ${inputs.length}).`);
+      return runIdempotent(deps, caller.teamId, idempotencyKey, requestDigest(`/emails/batch:${mode}`, inputs), async (remember) => {
+        const pending = new Map<string, number>();
+        const prepared: PreparedEmail[] = [];
+        const errors: { index: number; message: string }[] = [];
+        for (const [index, input] of inputs.entries()) {
+          try {
+            prepared.push(await prepare(caller, input, { pending }));
+          } catch (err) {
+            if (!(err instanceof ServiceError) || mode === 'strict') throw err instanceof ServiceError ? atIndex(err, index) : err;
+            errors.push({ index, message: err.message });
+          }
+        }
+        const answer: BatchAnswer = { data: prepared.map((p) => ({ id: p.email.id })) };
+        if (mode === 'permissive') answer.errors = errors;
+        await commit(prepared, remember, answer);
+        return answer;
+      });
+    },
+
+    async get(teamId: string, id: string): Promise<EmailView> {
+      const row = looksLikeId(id) ? await emailsRepo(deps.db).byId(teamId, id.toLowerCase()) : undefined;
+      if (!row) throw notFound('Email');
+      return emailView(row);
+    },
+
+    list: (teamId: string, raw: RawEmailListQuery) => listEmails(emailsRepo(deps.db), teamId, raw),
+    cancel: (teamId: string, id: string) => cancelEmail(deps, teamId, id),
+    reschedule: (teamId: string, id: string, scheduledAt: string | undefined) => rescheduleEmail(deps, teamId, id, scheduledAt),
+  };
+}
+
+export type EmailsService = ReturnType<typeof emailsService>;
+
+/** A strict batch refuses whole, naming the item. */
+function atIndex(err: ServiceError, index: number): ServiceError {
+  const errors = (err.options.errors ?? []).map((e) => ({ ...e, path: `[${index}].${e.path}` }));
+  return new ServiceError(err.statusCode, err.errorName, `emails[${index}]: ${err.message}`, { ...err.options, errors });
+}

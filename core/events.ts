@@ -1,0 +1,24 @@
+import type { EventsRepo } from '../storage/events.js';
+import { newId } from './ids.js';
+
+// The spec's subscribable event types (Events). A closed list: webhooks refuse any other name.
+export const eventTypes = [
+  'email.sent', 'email.scheduled', 'email.delivered', 'email.delivery_delayed', 'email.bounced',
+  'email.complained', 'email.opened', 'email.clicked', 'email.failed', 'email.suppressed',
+  'email.canceled', 'domain.created', 'domain.updated', 'domain.deleted', 'suppression.added',
+  'suppression.removed', 'contact.created', 'contact.updated', 'contact.deleted', 'email.received',
+  'automation.run.started', 'automation.run.completed', 'automation.run.failed',
+  'inbox.conversation.created', 'inbox.message.received', 'inbox.reply.sent', 'inbox.note.created',
+  'inbox.conversation.assigned', 'inbox.conversation.status_changed',
+] as const;
+
+export type EventType = (typeof eventTypes)[number];
+
+export const isEventType = (value: string): value is EventType => (eventTypes as readonly string[]).includes(value);
+
+/** Writes one event to the outbox; `events` must be bound to the caller's transaction. */
+export async function emitEvent(events: EventsRepo, teamId: string, type: EventType, data: Record<string, unknown>, at: Date): Promise<string> {
+  const id = newId();
+  await events.insert({ id, team_id: teamId, type, created_at: at.toISOString(), data: JSON.stringify(data) });
+  return id;
+}

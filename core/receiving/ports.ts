@@ -1,0 +1,41 @@
+// What receiving needs from other areas, declared here by shape so receiving compiles and tests on
+// its own: the domains lookup (core/domains/lookup.ts), the VERP parser (core/emails/verp.ts) and
+// the sending side's bounce/complaint recording satisfy these structurally.
+
+export interface ReceivingDomain {
+  teamId: string;
+  domainId: string;
+  name: string;
+}
+
+export interface ReceivingDomains {
+  /** The domain with receiving enabled at this name (lower-case A-label), or undefined. */
+  receivingDomain(name: string): Promise<ReceivingDomain | undefined>;
+}
+
+export interface VerpTarget {
+  emailId: string;
+  recipientId: string;
+}
+
+/** A return-path address svc minted for one recipient of one email, or undefined. */
+export type VerpParser = (address: string) => VerpTarget | undefined;
+
+/**
+ * Whether a mailbox claims an address at a receiving domain. With catch-all on (the default, and
+ * the only mode until mailboxes exist) every address is claimed.
+ */
+export interface MailboxPolicy {
+  claims(domain: ReceivingDomain, address: string): Promise<boolean>;
+}
+
+export const catchAll: MailboxPolicy = { claims: async () => true };
+
+/** Per-team receiving limits (the plan's): null means none. */
+export interface ReceivingLimits {
+  limitsFor(teamId: string): Promise<{ dailyCap: number | null; storageQuotaBytes: number | null }>;
+}
+
+export const fixedLimits = (dailyCap: number, storageQuotaBytes: number): ReceivingLimits => ({
+  limitsFor: async () => ({ dailyCap: dailyCap > 0 ? dailyCap : null, storageQuotaBytes: storageQuotaBytes > 0 ? storageQuotaBytes : null }),
+});

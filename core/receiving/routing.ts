@@ -1,0 +1,57 @@
+import { domainToASCII } from 'node:url';
+import type { MailboxPolicy, ReceivingDomain, ReceivingDomains, VerpParser } from './ports.js';
+
+// RCPT TO decides by address alone. svc stores mail for its receiving domains and reads the reports
+// that come back to its own return paths and feedback address; it forwards nothing, so any other
+// address is relaying and is refused. Address forms that older MTAs rewrote into a relay (the
+// percent hack, bang paths, source routes) and quoted local parts are refused outright: no real
+// mailbox of a receiving domain needs them, and refusing is simpler than proving them harmless.
+
+export type RecipientRoute =
+  | { kind: 'received'; address: string; domain: ReceivingDomain; claimed: boolean }
+  | { kind: 'dsn'; address: string; emailId: string; recipientId: string }
+  | { kind: 'arf'; address: string }
+  | { kind: 'refused'; code: 550 | 553; message: string };
+
+export interface RoutingDeps {
+  domains: ReceivingDomains;
+  parseVerp: VerpParser;
+  mailboxes: MailboxPolicy;
+  /** Lower-cased feedback address (ARF reports). */
+  feedbackAddress: string;
+}
+
+export const relayDenied: RecipientRoute = { kind: 'refused', code: 550, message: '5.7.1 Relay access denied' };
+
+const badSyntax = (why: string): RecipientRoute => ({ kind: 'refused', code: 553, message: `5.1.3 Bad recipient address syntax: ${why}` });
+
+/** Splits and checks an RCPT address; answers the refusal when it is not a plain local@domain. */
+export function splitAddress(raw: string): { local: string; domain: string } | RecipientRoute {
+  const address = raw.trim();
+  if (address === '') return badSyntax('empty address');
+  if (address.startsWith('"') || address.includes('"')) return badSyntax('quoted local parts are not accepted');
+  if (address.startsWith('@') || address.includes(':') || address.includes(',')) return badSyntax('source routes are not accepted');
+  const at = address.indexOf('@');
+  if (at <= 0 || at !== address.lastIndexOf('@')) return badSyntax('expected exactly one @');
+  const local = address.slice(0, at);
+  const domainPart = address.slice(at + 1);
+  if (/[%!]/.test(local)) return relayDenied;
+  if (local.length > 64 || /[\s\\<>()[\];]/.test(local)) return badSyntax('local part');
+  if (domainPart.startsWith('[')) return relayDenied;
+  const domain = domainToASCII(domainPart.toLowerCase());
+  if (!domain || domain.length > 253 || domain.endsWith('.') || !domain.includes('.')) return relayDenied;
+  return { local, domain };
+}
+
+/** Where mail for this address goes, or the SMTP refusal. Lookups may throw: the caller answers 451. */
+export async function routeRecipient(deps: RoutingDeps, raw: string): Promise<RecipientRoute> {
+  const parts = splitAddress(raw);
+  if ('kind' in parts) return parts;
+  const address = `${parts.local}@${parts.domain}`;
+  if (address.toLowerCase() === deps.feedbackAddress) return { kind: 'arf', address };
+  const verp = deps.parseVerp(address);
+  if (verp) return { kind: 'dsn', address, emailId: verp.emailId, recipientId: verp.recipientId };
+  const domain = await deps.domains.receivingDomain(parts.domain);
+  if (!domain) return relayDenied;
+  return { kind: 'received', address, domain, claimed: await deps.mailboxes.claims(domain, address) };
+}

@@ -1,0 +1,12 @@
+import { invalidParameter } from './errors.js';
+
+const instantShape = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+/** An ISO 8601 instant (date, time and zone) as canonical UTC text; a bare date is refused. */
+export function parseInstant(name: string, raw: string): string {
+  const date = instantShape.test(raw) ? new Date(raw) : undefined;
+  if (!date || Number.isNaN(date.getTime())) {
+    throw invalidParameter(name, `The \`${name}\` parameter must be an ISO 8601 date and time with a zone, e.g. 2026-01-31T09:00:00Z.`);
+  }
+  return date.toISOString();
+}

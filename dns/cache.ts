@@ -1,0 +1,63 @@
+import { isNotFound, type DnsResolver } from './resolver.js';
+
+/** Where cached answers live (Redis in the appliance: storage/dns-cache.ts); keys are built there. */
+export interface DnsCacheStore {
+  get(kind: string, name: string): Promise<string | null>;
+  set(kind: string, name: string, value: string, ttlSeconds: number): Promise<void>;
+}
+
+type Entry = { ok: unknown } | { notFound: string };
+
+/**
+ * A resolver for delivery lookups that keeps answers for `ttlSeconds` in a shared store, so every
+ * outbound process asks DNS once per name and TTL. "No such name/record" answers are cached too
+ * (negative caching); failures (SERVFAIL, timeouts) never are. A store that cannot answer is
+ * skipped: the cache makes lookups cheaper, never makes them fail. Domain verification must not
+ * use this: it needs the zone as it is now.
+ */
+export function cachedResolver(inner: DnsResolver, store: DnsCacheStore, ttlSeconds: number): DnsResolver {
+  if (ttlSeconds <= 0) return inner;
+  const cached = <T>(kind: string, ask: (name: string) => Promise<T>) => async (name: string): Promise<T> => {
+    const key = name.toLowerCase();
+    const hit = await store.get(kind, key).catch(() => null);
+    if (hit !== null) {
+      const entry = parse(hit);
+      if (entry && 'ok' in entry) return entry.ok as T;
+      if (entry && 'notFound' in entry) throw notFoundError(entry.notFound, kind, name);
+    }
+    let entry: Entry;
+    try {
+      entry = { ok: await ask(name) };
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      entry = { notFound: (err as NodeJS.ErrnoException).code! };
+      await store.set(kind, key, JSON.stringify(entry), ttlSeconds).catch(() => undefined);
+      throw err;
+    }
+    await store.set(kind, key, JSON.stringify(entry), ttlSeconds).catch(() => undefined);
+    return entry.ok as T;
+  };
+  return {
+    resolveMx: cached('MX', (n) => inner.resolveMx(n)),
+    resolveTxt: cached('TXT', (n) => inner.resolveTxt(n)),
+    resolveCname: cached('CNAME', (n) => inner.resolveCname(n)),
+    resolve4: cached('A', (n) => inner.resolve4(n)),
+    resolve6: cached('AAAA', (n) => inner.resolve6(n)),
+    resolveNs: cached('NS', (n) => inner.resolveNs(n)),
+    reverse: cached('PTR', (n) => inner.reverse(n)),
+  };
+}
+
+function parse(text: string): Entry | undefined {
+  try {
+    return JSON.parse(text) as Entry;
+  } catch {
+    return undefined;
+  }
+}
+
+function notFoundError(code: string, kind: string, name: string): NodeJS.ErrnoException {
+  const err: NodeJS.ErrnoException = new Error(`query${kind} ${code} ${name} (cached)`);
+  err.code = code;
+  return err;
+}

@@ -1,0 +1,17 @@
+import type { DispatchDeps } from '../core/emails/dispatch.js';
+import { dispatchDueScheduled } from '../core/emails/dispatch.js';
+import type { Job } from './scheduler.js';
+
+/**
+ * Every minute: scheduled emails that are due join their region's outbound queue and the queue
+ * is woken. The outbound role also dispatches on its own timer at the exact due time; this job
+ * is the wake-up when no outbound process holds a timer for the region (or one restarted).
+ */
+export function dispatchScheduledJob(deps: DispatchDeps): Job {
+  return {
+    name: 'dispatch-scheduled',
+    schedule: '* * * * *',
+    leaseMs: 55_000,
+    run: () => dispatchDueScheduled(deps),
+  };
+}

@@ -1,0 +1,133 @@
+import { PassThrough, pipeline } from 'node:stream';
+import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
+import type { Clock } from '../../core/clock.js';
+import type { Logger } from '../../core/logger.js';
+import type { RecipientRoute } from '../../core/receiving/routing.js';
+import type { DnsResolver } from '../../dns/resolver.js';
+import { decideScan, type FailMode, type ScanDecision } from '../../scanner/policy.js';
+import type { Scanner, Verdict } from '../../scanner/verdict.js';
+import { receivedRawKey, type Spool, type SpoolWriter } from '../../storage/spool.js';
+import { newId } from '../../core/ids.js';
+import { authenticateMessage, type AuthSummary } from './authenticate.js';
+import { LineGuard, type LineProblem } from './line-guard.js';
+import { smtpError } from './replies.js';
+
+// DATA in one pass: the bytes go through the line guard into the spool file, into clamd and into
+// memory at once; at the end of data the file is fsynced while the scan finishes and SPF/DKIM/
+// DMARC/ARC run; only then does the message reach the database, and only after the commit does
+// the client get 250.
+
+export interface ReceivedData {
+  spoolKey: string;
+  /** Set when the spool file was written at receivedRawKey(plannedId) (received mail). */
+  plannedId?: string;
+  raw: Buffer;
+  receivedAt: Date;
+  decision: Extract<ScanDecision, { action: 'keep' | 'drop_virus' }>;
+  auth: AuthSummary;
+  routes: RecipientRoute[];
+}
+
+export interface DataDeps {
+  spool: Spool;
+  scanner: Scanner;
+  failMode: FailMode;
+  resolver: DnsResolver;
+  clock: Clock;
+  logger: Logger;
+  hostname: string;
+  authDeadlineMs: number;
+  /** Stores what the message is for (received mail, DSN, ARF); answers the 250 text. */
+  deliver(data: ReceivedData, session: SMTPServerSession): Promise<string>;
+}
+
+const refusals: Record<LineProblem, string> = {
+  bare_cr: '5.6.0 Message refused: bare CR in the message content (RFC 5321 section 2.3.8)',
+  dot_line_with_bare_lf: '5.6.0 Message refused: a line with a single dot next to a bare LF (SMTP smuggling)',
+};
+
+export async function receiveData(deps: DataDeps, stream: SMTPServerDataStream, session: SMTPServerSession, routes: RecipientRoute[]): Promise<string> {
+  // Received mail is written straight at its first record's name; reports only pass through.
+  const plannedId = routes.some((r) => r.kind === 'received') ? newId() : undefined;
+  const writer = await deps.spool.create(plannedId ? receivedRawKey(plannedId) : undefined);
+  let kept = false;
+  try {
+    const header = receivedHeader(deps, session, deps.clock.now());
+    const { guard, chunks, verdict } = await consume(deps, stream, writer, header);
+    if (stream.sizeExceeded) return 'oversized'; // smtp-server answers 552 itself (rejectOversized)
+    if (guard.problem) throw smtpError(554, refusals[guard.problem]);
+    const raw = Buffer.concat(chunks);
+    const receivedAt = deps.clock.now();
+    const [decision, auth] = await Promise.all([
+      verdict.then((v) => decideScan({ enabled: deps.scanner.enabled, failMode: deps.failMode }, v)),
+      authenticateMessage(raw, { ip: session.remoteAddress, helo: session.hostNameAppearsAs || '', sender: envelopeFrom(session), hostname: deps.hostname }, deps.resolver, deps.authDeadlineMs),
+      writer.finish(),
+    ]);
+    if (decision.action === 'tempfail') {
+      deps.logger.warn({ session: session.id, reason: decision.reason }, 'scan failed: message deferred (fail-closed)');
+      throw smtpError(451, '4.7.1 Message could not be scanned, try again later');
+    }
+    if (decision.action === 'refuse_too_big') throw smtpError(552, '5.3.4 Message too big to be scanned');
+    if (guard.bareLf > 0) deps.logger.info({ session: session.id, bareLf: guard.bareLf }, 'bare LF line endings normalised');
+    const reply = await deps.deliver({ spoolKey: writer.key, plannedId, raw, receivedAt, decision, auth, routes }, session);
+    kept = true;
+    return reply;
+  } finally {
+    // Once stored, the records own their names (the planned one included); an incoming name is
+    // never needed again. Unstored, the file goes.
+    if (!kept) await writer.abort();
+    else if (!plannedId) await deps.spool.remove(writer.key).catch(() => undefined);
+  }
+}
+
+async function consume(deps: DataDeps, stream: SMTPServerDataStream, writer: SpoolWriter, header: Buffer) {
+  const guard = new LineGuard();
+  const chunks: Buffer[] = [header];
+  const feed = deps.scanner.enabled ? new PassThrough() : undefined;
+  // The scanner may give up (deadline, clamd gone) while bytes still arrive: that is its verdict,
+  // not a crash.
+  feed?.on('error', () => undefined);
+  let tooBig = false;
+  const scanned: Promise<Verdict> | undefined = feed ? deps.scanner.scan(feed) : undefined;
+  const send = (chunk: Buffer) => {
+    if (!feed || tooBig || feed.destroyed) return;
+    if (guard.size + header.length > deps.scanner.maxBytes) {
+      tooBig = true;
+      feed.destroy();
+      return;
+    }
+    feed.write(chunk);
+  };
+  await writer.write(header);
+  send(header);
+  // pipeline, not pipe: a client that hangs up mid-message destroys the stream, and that must end
+  // this loop (and remove the half-written file) instead of waiting forever.
+  pipeline(stream, guard, () => undefined);
+  for await (const chunk of guard as AsyncIterable<Buffer>) {
+    if (stream.sizeExceeded) continue; // drain; nothing of it is kept
+    chunks.push(chunk);
+    await writer.write(chunk);
+    send(chunk);
+  }
+  if (stream.sizeExceeded) feed?.destroy();
+  else if (feed && !tooBig) feed.end();
+  const verdict: Promise<Verdict | 'too_big'> = tooBig ? scanned!.then(() => 'too_big' as const) : (scanned ?? Promise.resolve({ kind: 'error', reason: 'scanning is off' }));
+  if (stream.sizeExceeded || guard.problem) verdict.catch(() => undefined);
+  return { guard, chunks, verdict };
+}
+
+export const envelopeFrom = (session: SMTPServerSession): string => (session.envelope.mailFrom ? session.envelope.mailFrom.address : '');
+
+/**
+ * The trace header every MTA adds on acceptance (RFC 5321 section 4.4). Only connection facts
+ * that smtp-server validated go in: the HELO name and reverse name are checked host names there.
+ */
+function receivedHeader(deps: DataDeps, session: SMTPServerSession, at: Date): Buffer {
+  const helo = session.hostNameAppearsAs || 'unknown';
+  const reverse = session.clientHostname && !session.clientHostname.startsWith('[') ? `${session.clientHostname} ` : '';
+  const tls = session.secure && session.tlsOptions ? ` (using ${session.tlsOptions.version} with cipher ${session.tlsOptions.name})` : '';
+  const rcpt = session.envelope.rcptTo.length === 1 ? `\r\n\tfor <${session.envelope.rcptTo[0]!.address}>` : '';
+  const date = at.toUTCString().replace(/GMT$/, '+0000');
+  const line = `Received: from ${helo} (${reverse}[${session.remoteAddress}])\r\n\tby ${deps.hostname} (svc) with ${session.transmissionType}${tls} id ${session.id}${rcpt};\r\n\t${date}\r\n`;
+  return Buffer.from(line.replace(/[^\x20-\x7e\r\n\t]/g, '?'));
+}

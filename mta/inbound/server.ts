@@ -1,0 +1,163 @@
+import type { AddressInfo } from 'node:net';
+import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+import type { Clock } from '../../core/clock.js';
+import type { Logger } from '../../core/logger.js';
+import { storeReceived, type IngestDeps, type ReceivedRoute, type ScanOutcome } from '../../core/receiving/ingest.js';
+import { routeRecipient, type RecipientRoute, type RoutingDeps } from '../../core/receiving/routing.js';
+import type { DnsResolver } from '../../dns/resolver.js';
+import type { FailMode } from '../../scanner/policy.js';
+import type { Scanner } from '../../scanner/verdict.js';
+import type { Spool } from '../../storage/spool.js';
+import { ConnectionLimits } from './connection-limits.js';
+import { envelopeFrom, receiveData, type ReceivedData } from './data.js';
+import { smtpError, temporaryFailure } from './replies.js';
+import type { TlsMaterial } from './tls.js';
+
+// The inbound listener: smtp-server with svc's limits, RCPT decided by address (core/receiving/
+// routing), DATA received in one pass (./data) and answered 250 only after the commit.
+
+export interface InboundSettings {
+  host: string;
+  port: number;
+  hostname: string;
+  maxMessageBytes: number;
+  maxConnections: number;
+  maxConnectionsPerIp: number;
+  connectionRatePerIp: number;
+  maxRecipients: number;
+  socketTimeoutMs: number;
+  /** Load balancers allowed to send a PROXY header; empty: PROXY protocol off. */
+  proxyFrom: readonly string[];
+  tls: TlsMaterial | undefined;
+  authDeadlineMs: number;
+}
+
+export type ReportRoute = Extract<RecipientRoute, { kind: 'dsn' | 'arf' }>;
+
+/** Reads the DSNs and complaint reports that come back (./reports); answers the ids it recorded. */
+export type ReportHandler = (data: ReceivedData, routes: readonly ReportRoute[]) => Promise<string[]>;
+
+export interface InboundDeps {
+  settings: InboundSettings;
+  routing: RoutingDeps;
+  ingest: IngestDeps;
+  reports: ReportHandler;
+  scanner: Scanner;
+  failMode: FailMode;
+  spool: Spool;
+  resolver: DnsResolver;
+  clock: Clock;
+  logger: Logger;
+}
+
+export interface InboundServer {
+  port: number;
+  address: string;
+  close(): Promise<void>;
+}
+
+export async function startInboundServer(deps: InboundDeps): Promise<InboundServer> {
+  const { settings, logger } = deps;
+  const limits = new ConnectionLimits({ maxPerIp: settings.maxConnectionsPerIp, ratePerMinute: settings.connectionRatePerIp });
+  const admitted = new Set<string>();
+  // Routes decided at RCPT, per mail transaction (smtp-server makes a new envelope object for each).
+  const routes = new WeakMap<object, RecipientRoute[]>();
+  const dataDeps = {
+    spool: deps.spool, scanner: deps.scanner, failMode: deps.failMode, resolver: deps.resolver, clock: deps.clock, logger,
+    hostname: settings.hostname, authDeadlineMs: settings.authDeadlineMs, deliver: (data: ReceivedData, session: SMTPServerSession) => deliver(deps, data, session),
+  };
+
+  const server = new SMTPServer({
+    name: settings.hostname,
+    banner: 'svc',
+    size: settings.maxMessageBytes,
+    rejectOversized: true,
+    maxClients: settings.maxConnections,
+    maxRecipients: settings.maxRecipients,
+    socketTimeout: settings.socketTimeoutMs,
+    // On stop, sessions get this long to finish (a message in DATA completes and is answered),
+    // then hear 421. Under svc's 25 s stop limit, so a client that never talks cannot turn a
+    // clean stop into a forced exit.
+    closeTimeout: 15_000,
+    // Unauthenticated relaying is never offered; authenticated submission is a later concern.
+    disabledCommands: settings.tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
+    ...(settings.tls ? { key: settings.tls.key, cert: settings.tls.cert } : {}),
+    useProxy: settings.proxyFrom.length > 0 ? [...settings.proxyFrom] : false,
+    resolver: { reverse: (ip, callback) => { deps.resolver.reverse(ip).then((names) => callback(null, names), (err: Error) => callback(err)); } },
+    logger: false,
+
+    onConnect(session, callback) {
+      const admission = limits.admit(session.remoteAddress);
+      if (!admission.ok) {
+        logger.warn({ ip: session.remoteAddress, reason: admission.reason }, 'inbound connection refused');
+        return callback(smtpError(421, `4.7.0 ${admission.reason}, try again later`));
+      }
+      admitted.add(session.id);
+      callback();
+    },
+    onClose(session) {
+      if (admitted.delete(session.id)) limits.release(session.remoteAddress);
+    },
+    onMailFrom(_address, _session, callback) {
+      // Any sender, the null sender included (DSNs come from <>); SPF is judged with the content.
+      callback();
+    },
+    onRcptTo(address, session, callback) {
+      routeRecipient(deps.routing, address.address).then((route) => {
+        if (route.kind === 'refused') return callback(smtpError(route.code, route.message));
+        const list = routes.get(session.envelope) ?? [];
+        list.push(route);
+        routes.set(session.envelope, list);
+        callback();
+      }, (err: Error) => {
+        logger.error({ session: session.id, err: err.message }, 'recipient lookup failed: answered 451');
+        callback(temporaryFailure());
+      });
+    },
+    onData(stream, session, callback) {
+      receiveData(dataDeps, stream, session, routes.get(session.envelope) ?? []).then((reply) => callback(null, reply), (err: Error & { responseCode?: number }) => {
+        if (err.responseCode) return callback(err);
+        logger.error({ session: session.id, err: err.message }, 'message could not be stored: answered 451');
+        callback(temporaryFailure());
+      });
+    },
+  });
+  server.on('error', (err) => logger.error({ err: err.message }, 'inbound listener error'));
+  await new Promise<void>((resolve, reject) => {
+    server.server.once('error', reject);
+    server.listen(settings.port, settings.host, () => {
+      server.server.off('error', reject);
+      resolve();
+    });
+  });
+  const info = server.server.address() as AddressInfo;
+  logger.info({ address: info.address, port: info.port, starttls: !!settings.tls, scanning: deps.scanner.enabled }, 'inbound SMTP listening');
+  return {
+    port: info.port,
+    address: `${info.address}:${info.port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+async function deliver(deps: InboundDeps, data: ReceivedData, session: SMTPServerSession): Promise<string> {
+  const received = data.routes.filter((r): r is ReceivedRoute => r.kind === 'received');
+  const reports = data.routes.filter((r): r is ReportRoute => r.kind === 'dsn' || r.kind === 'arf');
+  const ids: string[] = [];
+  // Reports first: they never touch the spool, so a failure there leaves no stored record behind
+  // the file the caller then removes.
+  if (reports.length > 0) ids.push(...(await deps.reports(data, reports)));
+  if (received.length > 0) {
+    const stored = await storeReceived(deps.ingest, {
+      spoolKey: data.spoolKey, plannedId: data.plannedId, raw: data.raw, receivedAt: data.receivedAt, envelopeFrom: envelopeFrom(session),
+      clientIp: session.remoteAddress, clientHelo: session.hostNameAppearsAs || '', routes: received,
+      scan: scanOutcome(data.decision), auth: data.auth as unknown as Record<string, unknown>,
+    });
+    ids.unshift(...stored.map((s) => s.id));
+  }
+  return `2.0.0 Ok: queued as ${ids[0] ?? session.id}`;
+}
+
+function scanOutcome(decision: ReceivedData['decision']): ScanOutcome {
+  if (decision.action === 'drop_virus') return { status: 'infected', signature: decision.signature };
+  return { status: decision.status, signature: null };
+}

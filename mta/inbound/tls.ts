@@ -1,0 +1,56 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import type { Logger } from '../../core/logger.js';
+
+// STARTTLS material. A configured certificate and key are used as they are. Without one, the first
+// start makes a self-signed certificate for the mail host name in <data_dir>/smtp-tls/ (kept, so the
+// key does not change on every restart): sending MTAs use opportunistic TLS and accept it, which is
+// far better than cleartext. The X.509 work is OpenSSL's (the `openssl` command), never ours.
+
+export interface TlsMaterial {
+  key: Buffer;
+  cert: Buffer;
+  selfSigned: boolean;
+}
+
+export interface TlsSettings {
+  certFile: string;
+  keyFile: string;
+  dataDir: string;
+  hostname: string;
+}
+
+const run = promisify(execFile);
+
+/** The configured pair, the kept self-signed pair, a new self-signed pair, or undefined without openssl. */
+export async function loadTlsMaterial(settings: TlsSettings, logger: Logger): Promise<TlsMaterial | undefined> {
+  if (settings.certFile || settings.keyFile) {
+    if (!settings.certFile || !settings.keyFile) throw new Error('smtp_tls_cert_file and smtp_tls_key_file must be set together');
+    return { cert: readFileSync(settings.certFile), key: readFileSync(settings.keyFile), selfSigned: false };
+  }
+  const dir = join(settings.dataDir, 'smtp-tls');
+  const certPath = join(dir, 'cert.pem');
+  const keyPath = join(dir, 'key.pem');
+  if (!existsSync(certPath) || !existsSync(keyPath)) {
+    try {
+      await makeSelfSigned(dir, certPath, keyPath, settings.hostname);
+      logger.info({ dir, hostname: settings.hostname }, 'self-signed STARTTLS certificate created');
+    } catch (err) {
+      logger.warn({ err: (err as Error).message }, 'no STARTTLS: no certificate configured and openssl could not make one');
+      return undefined;
+    }
+  }
+  return { cert: readFileSync(certPath), key: readFileSync(keyPath), selfSigned: true };
+}
+
+async function makeSelfSigned(dir: string, certPath: string, keyPath: string, hostname: string): Promise<void> {
+  // The name lands in an openssl argument (no shell): keep it to host name characters anyway.
+  const name = /^[a-z0-9.-]{1,253}$/i.test(hostname) ? hostname : 'localhost';
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  await run('openssl', [
+    'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-sha256', '-days', '3650',
+    '-subj', `/CN=${name}`, '-addext', `subjectAltName=DNS:${name}`, '-keyout', keyPath, '-out', certPath,
+  ], { timeout: 30_000 });
+}

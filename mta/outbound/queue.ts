@@ -1,0 +1,215 @@
+import type { Clock } from '../../core/clock.js';
+import type { DeliveryRecorder, Known } from '../../core/emails/delivery.js';
+import { dispatchDueScheduled } from '../../core/emails/dispatch.js';
+import type { DeliveryOutcome } from '../../core/emails/outcomes.js';
+import { verpAddress } from '../../core/emails/verp.js';
+import type { Logger } from '../../core/logger.js';
+import type { Region } from '../../core/regions.js';
+import type { SuppressionsRepo } from '../../core/suppressions/index.js';
+import type { Db } from '../../storage/db.js';
+import { dueRecipients, nextDueAt, suppressedAmong } from '../../storage/emails-queue.js';
+import type { EmailRecipientRow } from '../../storage/emails-tables.js';
+import { attemptDelivery } from './deliver.js';
+import type { PreparedMessage } from './messages.js';
+import type { Route } from './routes.js';
+import type { SessionPool } from './session-pool.js';
+import { simulate } from './simulator.js';
+
+// One region's outbound queue: claims due recipients (in memory — one outbound process serves
+// a region), keeps at most `concurrency` deliveries in flight and `perDomainConnections` per
+// destination domain, and wakes on a push (new mail), on its own timer (the next due retry or
+// scheduled send), or on the slow safety poll.
+
+export interface QueueDeps {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  recorder: DeliveryRecorder;
+  suppressions: SuppressionsRepo;
+  messageFor(emailId: string): Promise<PreparedMessage | undefined>;
+  route(domain: string, tls: 'opportunistic' | 'enforced'): Promise<Route>;
+  pool: SessionPool;
+  simulatorDomain: string;
+  pollMs: number;
+  wake(region: string): void;
+}
+
+interface Buffered {
+  row: EmailRecipientRow;
+  /** Suppression origin, when the team suppresses the address. */
+  listed: string | undefined;
+}
+
+export class RegionQueue {
+  private readonly inflight = new Map<string, Promise<void>>();
+  /** Due rows read ahead, claimed in memory (this process alone serves the region). */
+  private buffer: Buffered[] = [];
+  private readonly perDomain = new Map<string, number>();
+  private pumping = false;
+  private again = false;
+  private dispatchWanted = true;
+  private timer?: NodeJS.Timeout;
+  private stopped = false;
+  private readonly log: Logger;
+
+  constructor(readonly region: Region, private readonly deps: QueueDeps) {
+    this.log = deps.logger.child({ region: region.name });
+  }
+
+  /** New mail (or a due time): look now, dispatching scheduled mail too. */
+  wake(): void {
+    this.dispatchWanted = true;
+    this.schedulePump();
+  }
+
+  get inFlight(): number {
+    return this.inflight.size;
+  }
+
+  async stop(graceMs: number): Promise<void> {
+    this.stopped = true;
+    this.buffer = [];
+    clearTimeout(this.timer);
+    const all = Promise.allSettled([...this.inflight.values()]);
+    await Promise.race([all, new Promise((r) => setTimeout(r, graceMs).unref())]);
+  }
+
+  private schedulePump(): void {
+    if (this.stopped) return;
+    if (this.pumping) { this.again = true; return; }
+    setImmediate(() => void this.pump());
+    this.pumping = true;
+  }
+
+  private async pump(): Promise<void> {
+    let started = 0;
+    try {
+      do {
+        this.again = false;
+        if (this.dispatchWanted) {
+          this.dispatchWanted = false;
+          await dispatchDueScheduled({ db: this.deps.db, clock: this.deps.clock, logger: this.log, wake: () => undefined });
+        }
+        started += await this.claim();
+      } while (this.again && !this.stopped);
+    } catch (err) {
+      if (!this.stopped) this.log.error({ err }, 'outbound queue pump failed');
+    } finally {
+      this.pumping = false;
+    }
+    await this.arm(started).catch((err: unknown) => { if (!this.stopped) this.log.error({ err }, 'outbound queue timer failed'); });
+  }
+
+  /**
+   * Starts deliveries up to the region's limits. Due rows are read ahead (with their suppression
+   * check) into a small buffer, so a finished delivery usually starts the next one without a query.
+   */
+  private async claim(): Promise<number> {
+    const capacity = this.region.concurrency;
+    if (this.stopped || this.inflight.size >= capacity) return 0;
+    if (this.buffer.length < capacity) await this.refill(capacity * 2 - this.buffer.length);
+    let started = 0;
+    const deferred: Buffered[] = [];
+    while (this.buffer.length && this.inflight.size < capacity && !this.stopped) {
+      const next = this.buffer.shift()!;
+      const row = next.row;
+      const domainCount = this.perDomain.get(row.domain) ?? 0;
+      if (this.inflight.has(row.id)) continue;
+      if (domainCount >= this.region.perDomainConnections) { deferred.push(next); continue; }
+      this.perDomain.set(row.domain, domainCount + 1);
+      const work = this.deliver(row, next.listed).finally(() => {
+        this.inflight.delete(row.id);
+        const n = (this.perDomain.get(row.domain) ?? 1) - 1;
+        if (n > 0) this.perDomain.set(row.domain, n); else this.perDomain.delete(row.domain);
+        this.schedulePump();
+      });
+      this.inflight.set(row.id, work);
+      started++;
+    }
+    this.buffer.unshift(...deferred);
+    return started;
+  }
+
+  private async refill(limit: number): Promise<void> {
+    const now = this.deps.clock.now().toISOString();
+    const exclude = [...this.inflight.keys(), ...this.buffer.map((b) => b.row.id)];
+    const rows = await dueRecipients(this.deps.db, [this.region.name], now, limit, exclude);
+    // The suppression list is read again right before sending, for the whole read at once.
+    const listed = await suppressedAmong(this.deps.db, rows);
+    for (const row of rows) this.buffer.push({ row, listed: listed.get(`${row.team_id}|${row.address.toLowerCase()}`) });
+  }
+
+  /** Sleeps until the next due time (or the safety poll), unless deliveries in flight will wake it. */
+  private async arm(started: number): Promise<void> {
+    clearTimeout(this.timer);
+    if (this.stopped) return;
+    if (this.inflight.size > 0) {
+      // Busy: completions re-pump; a short timer still dispatches scheduled mail on time.
+      this.timer = setTimeout(() => this.wake(), Math.min(this.deps.pollMs, 1000));
+      this.timer.unref();
+      return;
+    }
+    const next = await nextDueAt(this.deps.db, [this.region.name]);
+    let delay = this.deps.pollMs;
+    if (next) {
+      const until = Date.parse(next) - this.deps.clock.now().getTime();
+      // Due now but nothing could start (all in flight or domain limits): completions re-pump.
+      delay = until <= 0 ? (started > 0 || this.inflight.size === 0 ? 50 : this.deps.pollMs) : Math.min(until + 5, this.deps.pollMs);
+    }
+    this.timer = setTimeout(() => this.wake(), Math.max(delay, 5));
+    this.timer.unref();
+  }
+
+  private async deliver(row: EmailRecipientRow, listedOrigin: string | undefined): Promise<void> {
+    const log = this.log.child({ emailId: row.email_id, recipientId: row.id, rcpt: row.address });
+    let outcome: DeliveryOutcome;
+    let complaint = false;
+    let known: Known | undefined;
+    try {
+      ({ outcome, complaint, known } = await this.attempt(row, listedOrigin));
+    } catch (err) {
+      // An internal error defers; it never bounces.
+      log.error({ err }, 'delivery attempt failed inside svc');
+      outcome = { kind: 'deferred', response: `internal error: ${(err as Error).message}`.slice(0, 500), delayType: 'InternalFailure' };
+    }
+    // The outcome is known; a database hiccup (SQLITE_BUSY under load) must not lose it. The
+    // recipient stays in flight until it is written; only a stop gives up (then the row is
+    // queued — retried — or submitting — ambiguous at the next start, never resent).
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.deps.recorder.record(row.id, outcome, { known });
+        if (complaint) await this.deps.recorder.recordComplaint(row.id, { keepAddress: true });
+        return;
+      } catch (err) {
+        log.error({ err, outcome: outcome.kind, attempt }, 'delivery outcome could not be recorded, retrying');
+        if (this.stopped) return;
+        await new Promise((r) => setTimeout(r, Math.min(attempt * 200, 5000)));
+      }
+    }
+  }
+
+  private async attempt(row: EmailRecipientRow, listedOrigin: string | undefined): Promise<{ outcome: DeliveryOutcome; complaint: boolean; known?: Known }> {
+    if (listedOrigin) return { outcome: { kind: 'suppressed', origin: listedOrigin }, complaint: false };
+    if (row.domain === this.deps.simulatorDomain) {
+      await this.deps.recorder.markSubmitting(row.id);
+      return simulate(row.address);
+    }
+    const prepared = await this.deps.messageFor(row.email_id);
+    if (!prepared) {
+      return { outcome: { kind: 'deferred', response: 'the sending domain is not verified for this team any more', delayType: 'InternalFailure' }, complaint: false };
+    }
+    const known: Known = { row, email: prepared.email, submitted: false };
+    const route = await this.deps.route(row.domain, prepared.domain.tls);
+    const outcome = await attemptDelivery(this.deps.pool, {
+      route,
+      envelope: { from: verpAddress(row.id, prepared.domain.returnPathHost), to: row.address, envid: row.email_id },
+      message: prepared.message,
+      beforeData: async () => {
+        const ok = await this.deps.recorder.markSubmitting(row.id, known);
+        if (ok) known.submitted = true;
+        return ok;
+      },
+    });
+    return { outcome, complaint: false, known };
+  }
+}

@@ -1,0 +1,73 @@
+import { isIP } from 'node:net';
+import { resolveMailRoute } from '../../dns/mx.js';
+import type { DnsResolver } from '../../dns/resolver.js';
+import type { SmtpTarget } from './smtp-client.js';
+
+// Where to connect for a recipient domain: the smarthost when one is configured, otherwise the
+// domain's MX hosts in preference order (implicit MX when it has none; RFC 7505 null MX means no
+// mail at all), each host's IPv4 addresses, then IPv6. Lookups go through the injected resolver.
+
+export type Route =
+  | { kind: 'targets'; targets: SmtpTarget[] }
+  | { kind: 'no_route'; reason: string }
+  | { kind: 'temporary'; error: string };
+
+export interface RouteSettings {
+  /** host:port of a smarthost, or empty. */
+  relay: string;
+  port: number;
+  /** At most this many addresses are tried per attempt. */
+  maxTargets: number;
+  /** In-process memo of answers (the resolver may cache in Redis too); 0 turns it off. */
+  memoMs: number;
+}
+
+export function routeFinder(resolver: DnsResolver, settings: RouteSettings) {
+  const memo = new Map<string, { at: number; route: Promise<Route> }>();
+  const addresses = async (host: string): Promise<string[]> => {
+    if (isIP(host)) return [host];
+    const [v4, v6] = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
+    return [...(v4.status === 'fulfilled' ? v4.value : []), ...(v6.status === 'fulfilled' ? v6.value : [])];
+  };
+  const lookup = async (domain: string, tls: SmtpTarget['tls']): Promise<Route> => {
+    if (settings.relay) {
+      const [host, port] = splitHostPort(settings.relay);
+      const ips = await addresses(host);
+      if (!ips.length) return { kind: 'temporary', error: `relay ${host} has no address` };
+      return { kind: 'targets', targets: ips.slice(0, settings.maxTargets).map((address) => ({ address, port: port ?? settings.port, hostname: host, tls })) };
+    }
+    const route = await resolveMailRoute(resolver, domain);
+    switch (route.kind) {
+      case 'null_mx': return { kind: 'no_route', reason: `556 5.1.10 ${domain} does not accept mail (null MX)` };
+      case 'no_mail': return { kind: 'no_route', reason: `550 5.1.2 ${domain} has no mail exchanger` };
+      case 'no_domain': return { kind: 'no_route', reason: `550 5.1.2 ${domain} does not exist` };
+      case 'temporary': return { kind: 'temporary', error: `DNS lookup for ${domain} failed: ${route.error}` };
+      case 'hosts': break;
+    }
+    const targets: SmtpTarget[] = [];
+    for (const host of route.hosts) {
+      for (const address of await addresses(host.exchange)) targets.push({ address, port: settings.port, hostname: host.exchange, tls });
+      if (targets.length >= settings.maxTargets) break;
+    }
+    return targets.length ? { kind: 'targets', targets: targets.slice(0, settings.maxTargets) } : { kind: 'temporary', error: `no address for the MX hosts of ${domain}` };
+  };
+  return (domain: string, tls: SmtpTarget['tls']): Promise<Route> => {
+    if (settings.memoMs <= 0) return lookup(domain, tls);
+    const key = `${domain}/${tls}`;
+    const hit = memo.get(key);
+    if (hit && Date.now() - hit.at < settings.memoMs) return hit.route;
+    const route = lookup(domain, tls);
+    memo.set(key, { at: Date.now(), route });
+    if (memo.size > 10_000) memo.clear();
+    // A temporary failure is not remembered.
+    void route.then((r) => { if (r.kind === 'temporary') memo.delete(key); }, () => memo.delete(key));
+    return route;
+  };
+}
+
+function splitHostPort(value: string): [string, number | undefined] {
+  const bracketed = /^\[([^\]]+)\](?::(\d+))?$/.exec(value);
+  if (bracketed) return [bracketed[1]!, bracketed[2] ? Number(bracketed[2]) : undefined];
+  const [host, port] = value.split(':');
+  return [host!, port ? Number(port) : undefined];
+}

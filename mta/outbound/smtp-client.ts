@@ -1,0 +1,160 @@
+import { Readable } from 'node:stream';
+import SMTPConnection from 'nodemailer/lib/smtp-connection';
+
+// One SMTP transaction over nodemailer's SMTP client (never hand-rolled SMTP), and what its
+// result means for the reliability contract.
+//
+// When can the DATA terminator have gone out? nodemailer creates its data stream and pipes our
+// message into it only after the server answered DATA with 354; the terminator "\r\n.\r\n" is
+// written by that stream's flush, which runs only after OUR message stream has ended. So:
+//   - our stream never read            → no byte of the message was sent: safe to try again;
+//   - read but not ended                → the data was cut short, the terminator never went:
+//                                          the server must discard it (RFC 5321 4.1.1.4): safe;
+//   - ended, then a reply               → the reply decides (2xx delivered, 4xx/5xx refused);
+//   - ended, then no reply (timeout,
+//     dropped connection)               → AMBIGUOUS: the server may have taken the message.
+// And the attempt is recorded before the terminator: `beforeData` (the SQLite write marking
+// the recipient `submitting`) runs inside the stream's first read, before any data is pushed.
+
+export interface SmtpTarget {
+  /** IP address to connect to. */
+  address: string;
+  port: number;
+  /** Host name of the MX (TLS SNI and certificate name). */
+  hostname: string;
+  tls: 'opportunistic' | 'enforced';
+}
+
+export interface SessionSettings {
+  ehloName: string;
+  localAddress?: string;
+  connectTimeoutMs: number;
+  replyTimeoutMs: number;
+}
+
+export type SmtpAttempt =
+  | { kind: 'accepted'; response: string }
+  /** An SMTP reply refused the message; `afterData` when it answered the data itself. */
+  | { kind: 'refused'; response: string; afterData: boolean }
+  /** Nothing was submitted (connection, TLS, greeting or the data cut short). */
+  | { kind: 'not_submitted'; error: string; response?: string }
+  /** The data and its terminator went out and no reply came. */
+  | { kind: 'no_reply'; error: string };
+
+export interface Envelope {
+  from: string;
+  to: string;
+  /** DSN envelope id: the email id, so a DSN names it. */
+  envid: string;
+}
+
+type NodemailerError = Error & { code?: string; response?: string; responseCode?: number; command?: string };
+
+/** A connected session that can carry several transactions in a row. */
+export class SmtpSession {
+  private broken = false;
+  private constructor(private readonly conn: SMTPConnection, readonly target: SmtpTarget) {
+    conn.on('error', () => { this.broken = true; });
+    conn.on('end', () => { this.broken = true; });
+  }
+
+  static async open(target: SmtpTarget, settings: SessionSettings, plaintextFallback = false): Promise<SmtpSession> {
+    const enforced = target.tls === 'enforced';
+    const conn = new SMTPConnection({
+      host: target.address, port: target.port, name: settings.ehloName, localAddress: settings.localAddress,
+      servername: target.hostname,
+      requireTLS: enforced, opportunisticTLS: !enforced, ignoreTLS: plaintextFallback && !enforced,
+      // Opportunistic TLS takes any certificate (as MTAs do); enforced TLS needs a valid one.
+      tls: { rejectUnauthorized: enforced, servername: target.hostname },
+      connectionTimeout: settings.connectTimeoutMs, greetingTimeout: settings.connectTimeoutMs,
+      socketTimeout: settings.replyTimeoutMs, logger: false,
+    });
+    conn.on('error', () => undefined);
+    // nodemailer reports most connection failures as an 'error' event, not to the callback.
+    await new Promise<void>((resolve, reject) => {
+      const failed = (err: Error) => { conn.close(); reject(err); };
+      conn.once('error', failed);
+      conn.connect((err) => {
+        conn.off('error', failed);
+        if (err) failed(err); else resolve();
+      });
+    });
+    return new SmtpSession(conn, target);
+  }
+
+  get usable(): boolean {
+    return !this.broken && !(this.conn as unknown as { _destroyed?: boolean })._destroyed;
+  }
+
+  /** One transaction; `beforeData` runs (and must finish) before any message byte is written. */
+  send(envelope: Envelope, message: Buffer, beforeData: () => Promise<boolean>): Promise<SmtpAttempt> {
+    let dataStarted = false;
+    let dataEnded = false;
+    let abortedBeforeData = false;
+    const stream = new Readable({
+      read() {
+        if (dataStarted) return;
+        dataStarted = true;
+        beforeData().then(
+          (go) => {
+            if (!go) { abortedBeforeData = true; this.destroy(new Error('attempt not recorded')); return; }
+            this.push(message);
+            this.push(null);
+          },
+          (err: Error) => { abortedBeforeData = true; this.destroy(err); },
+        );
+      },
+    });
+    stream.once('end', () => { dataEnded = true; });
+    return new Promise((resolve) => {
+      this.conn.send(
+        { from: envelope.from, to: [envelope.to], size: message.length, dsn: { envid: envelope.envid, ret: 'HDRS', notify: ['FAILURE', 'DELAY'] } },
+        stream,
+        (err, info) => {
+          if (!err && info) return resolve({ kind: 'accepted', response: info.response });
+          const e = err as NodemailerError;
+          if (e.code !== 'EENVELOPE' && e.code !== 'EMESSAGE') this.broken = true;
+          resolve(interpret(e, { dataStarted, dataEnded, abortedBeforeData }));
+        },
+      );
+    });
+  }
+
+  /** After a refused transaction the session is reset before it carries another. */
+  reset(): Promise<boolean> {
+    if (!this.usable) return Promise.resolve(false);
+    // nodemailer never calls back a RSET whose connection closes: settle on close or a deadline.
+    return new Promise((resolve) => {
+      const settle = (ok: boolean) => {
+        clearTimeout(timer);
+        this.conn.off('end', onEnd);
+        this.conn.off('error', onEnd);
+        if (!ok) this.broken = true;
+        resolve(ok);
+      };
+      const onEnd = () => settle(false);
+      const timer = setTimeout(onEnd, 10_000);
+      this.conn.once('end', onEnd);
+      this.conn.once('error', onEnd);
+      this.conn.reset((err) => settle(!err));
+    });
+  }
+
+  close(): void {
+    this.broken = true;
+    this.conn.quit();
+    setTimeout(() => this.conn.close(), 1000).unref();
+  }
+}
+
+function interpret(e: NodemailerError, data: { dataStarted: boolean; dataEnded: boolean; abortedBeforeData: boolean }): SmtpAttempt {
+  const response = e.response ?? (e.code === 'EMESSAGE' && !e.responseCode ? '552 5.3.4 Message size exceeds the server\'s limit' : undefined);
+  // A reply refusing the envelope (MAIL FROM, RCPT TO, DATA) or the message.
+  if ((e.code === 'EENVELOPE' || e.code === 'EMESSAGE') && response) return { kind: 'refused', response, afterData: data.dataEnded };
+  if (data.abortedBeforeData || !data.dataEnded) {
+    return { kind: 'not_submitted', error: `${e.code ?? 'ERROR'}: ${e.message}`, response: e.responseCode ? e.response : undefined };
+  }
+  // The terminator may have gone out. A final reply still counts (e.g. 421 after the data).
+  if (e.responseCode && e.response) return { kind: 'refused', response: e.response, afterData: true };
+  return { kind: 'no_reply', error: `${e.code ?? 'ERROR'}: ${e.message}` };
+}

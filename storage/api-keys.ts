@@ -1,0 +1,80 @@
+import { sql } from 'kysely';
+import type { Db } from './db.js';
+import { inRelaxedTransaction } from './transaction.js';
+import type { ApiKeyRow, TeamRow } from './tables.js';
+import { containsPattern, paginate, type Page, type PageQuery } from './paginate.js';
+
+export interface ApiKeyFilter {
+  status: 'active' | 'revoked' | 'all';
+  search?: string;
+  permission?: ApiKeyRow['permission'];
+  inbox_access?: ApiKeyRow['inbox_access'];
+}
+
+export interface ApiKeyWithTeam {
+  key: ApiKeyRow;
+  team: TeamRow;
+}
+
+export interface ApiKeysRepo {
+  insert(row: ApiKeyRow): Promise<void>;
+  byId(teamId: string, id: string): Promise<ApiKeyRow | undefined>;
+  /** The key and its team by the token's public id, for authentication. */
+  byPublicId(publicId: string): Promise<ApiKeyWithTeam | undefined>;
+  list(teamId: string | undefined, filter: ApiKeyFilter, page: PageQuery): Promise<Page<ApiKeyRow>>;
+  rename(teamId: string, id: string, name: string): Promise<boolean>;
+  revoke(teamId: string, id: string, at: string): Promise<boolean>;
+  touchLastUsed(uses: ReadonlyMap<string, string>): Promise<void>;
+}
+
+export function apiKeysRepo(db: Db): ApiKeysRepo {
+  return {
+    async insert(row) {
+      await db.insertInto('api_keys').values(row).execute();
+    },
+    byId: (teamId, id) =>
+      db.selectFrom('api_keys').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),
+    async byPublicId(publicId) {
+      // One query on the hot path of every request.
+      const row = await db.selectFrom('api_keys')
+        .innerJoin('teams', 'teams.id', 'api_keys.team_id')
+        .selectAll('api_keys')
+        .select(['teams.name as team_name', 'teams.status as team_status', 'teams.created_at as team_created_at'])
+        .where('api_keys.public_id', '=', publicId)
+        .executeTakeFirst();
+      if (!row) return undefined;
+      const { team_name, team_status, team_created_at, ...key } = row;
+      return { key, team: { id: key.team_id, name: team_name, status: team_status, created_at: team_created_at } };
+    },
+    list(teamId, filter, page) {
+      let q = db.selectFrom('api_keys').selectAll();
+      if (teamId !== undefined) q = q.where('team_id', '=', teamId);
+      if (filter.status === 'active') q = q.where('status', 'in', ['active', 'suspended']);
+      if (filter.status === 'revoked') q = q.where('status', '=', 'revoked');
+      if (filter.search !== undefined) {
+        q = q.where(sql<boolean>`svc_casefold(name) like ${containsPattern(filter.search.toLowerCase())} escape '\\'`);
+      }
+      if (filter.permission !== undefined) q = q.where('permission', '=', filter.permission);
+      if (filter.inbox_access !== undefined) q = q.where('inbox_access', '=', filter.inbox_access);
+      return paginate(q, 'id', page);
+    },
+    async rename(teamId, id, name) {
+      const r = await db.updateTable('api_keys').set({ name })
+        .where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
+      return r.numUpdatedRows > 0n;
+    },
+    async revoke(teamId, id, at) {
+      const r = await db.updateTable('api_keys').set({ status: 'revoked', revoked_at: at })
+        .where('team_id', '=', teamId).where('id', '=', id).where('status', '!=', 'revoked').executeTakeFirst();
+      return r.numUpdatedRows > 0n;
+    },
+    async touchLastUsed(uses) {
+      if (uses.size === 0) return;
+      await inRelaxedTransaction(db, async (trx) => {
+        for (const [id, at] of uses) {
+          await trx.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
+        }
+      });
+    },
+  };
+}

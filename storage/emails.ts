@@ -1,0 +1,113 @@
+import { sql } from 'kysely';
+import type { Db } from './db.js';
+import type { EmailAttachmentRow, EmailRecipientRow, EmailRow, EmailTagRow } from './emails-tables.js';
+import { containsPattern, paginate, type Page, type PageQuery } from './paginate.js';
+
+export type { EmailAttachmentRow, EmailRecipientRow, EmailRow, EmailTagRow };
+
+export interface AcceptedEmail {
+  email: EmailRow;
+  recipients: EmailRecipientRow[];
+  tags: EmailTagRow[];
+  attachments: EmailAttachmentRow[];
+}
+
+export interface EmailFilter {
+  /** A lifecycle name (last_event). */
+  status?: string;
+  apiKeyId?: string;
+  /** Inclusive bounds on created_at (ISO text). */
+  startDate?: string;
+  endDate?: string;
+  /** Lower-cased text matched in subject, sender and recipients. */
+  search?: string;
+  /** Every tag must be present; a tag without value matches any value. */
+  tags?: { name: string; value?: string }[];
+}
+
+/** The list columns: no bodies. */
+export type EmailListRow = Omit<EmailRow, 'html' | 'text'>;
+
+export interface EmailsRepo {
+  insertAccepted(accepted: AcceptedEmail): Promise<void>;
+  byId(teamId: string, id: string): Promise<EmailRow | undefined>;
+  /** By id alone, for the delivery side (it works across teams). */
+  byIdAnyTeam(id: string): Promise<EmailRow | undefined>;
+  recipients(emailId: string): Promise<EmailRecipientRow[]>;
+  tags(emailId: string): Promise<EmailTagRow[]>;
+  attachments(emailId: string): Promise<EmailAttachmentRow[]>;
+  list(teamId: string, filter: EmailFilter, page: PageQuery): Promise<Page<EmailListRow>>;
+  /** People reached today by the same message without unsubscribe (the bulk rule). */
+  bulkRecipients(teamId: string, contentHash: string, since: string): Promise<number>;
+  bulkWarned(teamId: string, contentHash: string, day: string): Promise<boolean>;
+  recordBulkWarning(teamId: string, contentHash: string, day: string, at: string): Promise<boolean>;
+  /** A permanent "no such mailbox" bounce of this address since a time, on any team. */
+  deadAddress(address: string, since: string): Promise<boolean>;
+  setLastEvent(emailId: string, lastEvent: string, at: string): Promise<void>;
+}
+
+const listColumns = [
+  'id', 'team_id', 'api_key_id', 'domain_id', 'region', 'from_header', 'from_email', 'to_json', 'cc_json', 'bcc_json',
+  'reply_to_json', 'subject', 'headers_json', 'tags_json', 'topic_id', 'template_id', 'template_version', 'message_id',
+  'scheduled_at', 'status', 'last_event', 'recipients_text', 'recipient_count', 'content_hash', 'has_unsubscribe',
+  'attachment_count', 'created_at', 'updated_at',
+] as const;
+
+export function emailsRepo(db: Db): EmailsRepo {
+  return {
+    async insertAccepted({ email, recipients, tags, attachments }) {
+      await db.insertInto('emails').values(email).execute();
+      if (recipients.length) await db.insertInto('email_recipients').values(recipients).execute();
+      if (tags.length) await db.insertInto('email_tags').values(tags).execute();
+      for (const part of attachments) await db.insertInto('email_attachments').values(part).execute();
+    },
+    byId: (teamId, id) => db.selectFrom('emails').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),
+    byIdAnyTeam: (id) => db.selectFrom('emails').selectAll().where('id', '=', id).executeTakeFirst(),
+    recipients: (emailId) => db.selectFrom('email_recipients').selectAll().where('email_id', '=', emailId).orderBy('idx').execute(),
+    tags: (emailId) => db.selectFrom('email_tags').selectAll().where('email_id', '=', emailId).execute(),
+    attachments: (emailId) => db.selectFrom('email_attachments').selectAll().where('email_id', '=', emailId).orderBy('idx').execute(),
+    list(teamId, filter, page) {
+      let q = db.selectFrom('emails').select(listColumns).where('team_id', '=', teamId);
+      if (filter.status !== undefined) q = q.where('last_event', '=', filter.status);
+      if (filter.apiKeyId !== undefined) q = q.where('api_key_id', '=', filter.apiKeyId);
+      if (filter.startDate !== undefined) q = q.where('created_at', '>=', filter.startDate);
+      if (filter.endDate !== undefined) q = q.where('created_at', '<=', filter.endDate);
+      if (filter.search !== undefined) {
+        const pattern = containsPattern(filter.search);
+        q = q.where(sql<boolean>`(svc_casefold(subject) like ${pattern} escape '\\' or svc_casefold(from_header) like ${pattern} escape '\\' or recipients_text like ${pattern} escape '\\')`);
+      }
+      for (const tag of filter.tags ?? []) {
+        q = q.where(({ exists, selectFrom }) => {
+          let sub = selectFrom('email_tags').select('email_tags.email_id').whereRef('email_tags.email_id', '=', 'emails.id').where('email_tags.name', '=', tag.name);
+          if (tag.value !== undefined) sub = sub.where('email_tags.value', '=', tag.value);
+          return exists(sub);
+        });
+      }
+      return paginate(q, 'id', page);
+    },
+    async bulkRecipients(teamId, contentHash, since) {
+      const row = await db.selectFrom('emails').select(sql<number>`coalesce(sum(recipient_count), 0)`.as('n'))
+        .where('team_id', '=', teamId).where('content_hash', '=', contentHash).where('created_at', '>=', since)
+        .where('has_unsubscribe', '=', 0).where('status', '!=', 'canceled').executeTakeFirst();
+      return Number(row?.n ?? 0);
+    },
+    async bulkWarned(teamId, contentHash, day) {
+      const row = await db.selectFrom('bulk_warnings').select('day').where('team_id', '=', teamId)
+        .where('content_hash', '=', contentHash).where('day', '=', day).executeTakeFirst();
+      return !!row;
+    },
+    async recordBulkWarning(teamId, contentHash, day, at) {
+      const r = await db.insertInto('bulk_warnings').values({ team_id: teamId, content_hash: contentHash, day, warned_at: at })
+        .onConflict((oc) => oc.doNothing()).executeTakeFirst();
+      return (r.numInsertedOrUpdatedRows ?? 0n) > 0n;
+    },
+    async deadAddress(address, since) {
+      const row = await db.selectFrom('email_recipients').select('id').where('address', '=', address).where('state', '=', 'bounced')
+        .where('bounce_type', '=', 'Permanent').where('bounce_sub_type', '=', 'NoEmail').where('updated_at', '>=', since).executeTakeFirst();
+      return !!row;
+    },
+    async setLastEvent(emailId, lastEvent, at) {
+      await db.updateTable('emails').set({ last_event: lastEvent, updated_at: at }).where('id', '=', emailId).execute();
+    },
+  };
+}

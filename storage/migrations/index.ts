@@ -1,0 +1,20 @@
+import type { Migration } from 'kysely/migration';
+import * as m001 from './001_foundation.js';
+import * as m002 from './002_events.js';
+import * as m003 from './003_domains.js';
+import * as m004 from './004_webhooks_suppressions.js';
+import * as m006 from './006_received.js';
+import * as m005 from './005_emails.js';
+import * as m007 from './007_metrics.js';
+
+// Numbered, applied in order at start. Written with Kysely's schema builder so the same
+// migrations run on SQLite and on PostgreSQL.
+export const migrations: Record<string, Migration> = {
+  '001_foundation': m001,
+  '002_events': m002,
+  '003_domains': m003,
+  '004_webhooks_suppressions': m004,
+  '006_received': m006,
+  '005_emails': m005,
+  '007_metrics': m007,
+};

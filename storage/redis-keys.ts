@@ -1,0 +1,16 @@
+// Every Redis key svc uses, in one place. Redis holds only what SQLite can rebuild.
+
+const PREFIX = 'svc:';
+
+export const redisKeys = {
+  /** Token bucket of a team's API rate limit (hash: t = tokens, ts = last refill ms). */
+  rateBucket: (teamId: string) => `${PREFIX}rate:${teamId}`,
+  /** Marker of an idempotent send in flight (value: request hash; expires on its own). */
+  idempotencyInFlight: (teamId: string, keyDigest: string) => `${PREFIX}idem:${teamId}:${keyDigest}`,
+  /** Pub/sub channel: mail is due now in this region's outbound queue. */
+  outboundWake: (region: string) => `${PREFIX}outbound:wake:${region}`,
+  /** Lock held by the instance running a scheduled job. */
+  jobLock: (job: string) => `${PREFIX}lock:job:${job}`,
+  /** Cached DNS answer for delivery lookups (JSON; expires with the cache TTL). */
+  dnsCache: (kind: string, name: string) => `${PREFIX}dns:${kind}:${name}`,
+} as const;

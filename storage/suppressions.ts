@@ -1,0 +1,52 @@
+import { sql } from 'kysely';
+import type { Db } from './db.js';
+import { containsPattern, paginate, type Page, type PageQuery } from './paginate.js';
+import type { SuppressionOrigin, SuppressionRow } from './suppressions-tables.js';
+
+export type { SuppressionOrigin, SuppressionRow };
+
+export interface SuppressionFilter {
+  origin?: SuppressionOrigin;
+  /** Already lower-cased; matched inside the lower-cased address. */
+  search?: string;
+  /** Inclusive bounds on created_at (ISO 8601 UTC text). */
+  startDate?: string;
+  endDate?: string;
+}
+
+export interface SuppressionsRepo {
+  /** Inserts unless the team already suppresses the address; answers whether it inserted. */
+  insertIfAbsent(row: SuppressionRow): Promise<boolean>;
+  byId(teamId: string, id: string): Promise<SuppressionRow | undefined>;
+  /** By the lower-cased whole address. */
+  byEmailKey(teamId: string, emailKey: string): Promise<SuppressionRow | undefined>;
+  list(teamId: string, filter: SuppressionFilter, page: PageQuery): Promise<Page<SuppressionRow>>;
+  delete(teamId: string, id: string): Promise<boolean>;
+}
+
+export function suppressionsRepo(db: Db): SuppressionsRepo {
+  return {
+    async insertIfAbsent(row) {
+      const result = await db.insertInto('suppressions').values(row)
+        .onConflict((oc) => oc.columns(['team_id', 'email_key']).doNothing())
+        .executeTakeFirst();
+      return (result.numInsertedOrUpdatedRows ?? 0n) > 0n;
+    },
+    byId: (teamId, id) =>
+      db.selectFrom('suppressions').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),
+    byEmailKey: (teamId, emailKey) =>
+      db.selectFrom('suppressions').selectAll().where('team_id', '=', teamId).where('email_key', '=', emailKey).executeTakeFirst(),
+    list(teamId, filter, page) {
+      let q = db.selectFrom('suppressions').selectAll().where('team_id', '=', teamId);
+      if (filter.origin !== undefined) q = q.where('origin', '=', filter.origin);
+      if (filter.search !== undefined) q = q.where(sql<boolean>`email_key like ${containsPattern(filter.search)} escape '\\'`);
+      if (filter.startDate !== undefined) q = q.where('created_at', '>=', filter.startDate);
+      if (filter.endDate !== undefined) q = q.where('created_at', '<=', filter.endDate);
+      return paginate(q, 'id', page);
+    },
+    async delete(teamId, id) {
+      const result = await db.deleteFrom('suppressions').where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    },
+  };
+}

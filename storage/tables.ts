@@ -1,0 +1,95 @@
+import type { Generated } from 'kysely';
+import type { BulkWarningRow, EmailAttachmentRow, EmailRecipientRow, EmailRow, EmailShareLinkRow, EmailTagRow, IdempotencyKeyRow } from './emails-tables.js';
+import type { DkimKeyRow, DomainClaimRow, DomainRow } from './domains-tables.js';
+import type { SuppressionRow } from './suppressions-tables.js';
+import type { ReceivedAttachmentRow, ReceivedEmailRow, ReceivedReportRow, ReceivedUsageRow } from './received-tables.js';
+import type { OutboxCursorRow, WebhookAttemptRow, WebhookDeliveryRow, WebhookEndpointRow } from './webhooks-tables.js';
+import type { MetricsDomainRow, MetricsEmailMarkRow, MetricsEmailMinuteRow, MetricsMinuteRow, MetricsQuarterRow } from './metrics-tables.js';
+
+// Row types of every table, as Kysely sees them. One interface per table.
+
+export interface TeamRow {
+  id: string;
+  name: string;
+  status: 'active' | 'suspended';
+  created_at: string;
+}
+
+export interface ApiKeyRow {
+  id: string;
+  team_id: string;
+  name: string;
+  public_id: string;
+  token_hash: string;
+  permission: 'full_access' | 'sending_access';
+  domain_id: string | null;
+  inbox_access: 'none' | 'create' | 'read' | 'write';
+  /** JSON array of channel ids, or null for every open channel. */
+  inbox_channel_ids: string | null;
+  status: 'active' | 'revoked' | 'suspended';
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+}
+
+export interface RequestLogRow {
+  id: string;
+  team_id: string;
+  api_key_id: string | null;
+  created_at: string;
+  method: string;
+  /** The route template, e.g. /emails/{id}. */
+  endpoint: string;
+  /** The path as requested, e.g. /emails/0193…; searched so an id finds requests naming it. */
+  path: string;
+  response_status: number;
+  user_agent: string | null;
+  source: string;
+  request_id: string;
+  latency_ms: number;
+  email_id: string | null;
+  request_body: string | null;
+  response_body: string | null;
+}
+
+export interface EventRow {
+  /** Reading order for consumers (dispatcher, rollups); assigned by the database. */
+  seq: Generated<number>;
+  id: string;
+  team_id: string;
+  type: string;
+  created_at: string;
+  /** JSON: the event's `data`. */
+  data: string;
+}
+
+export interface DatabaseSchema {
+  emails: EmailRow;
+  email_recipients: EmailRecipientRow;
+  email_tags: EmailTagRow;
+  email_attachments: EmailAttachmentRow;
+  email_share_links: EmailShareLinkRow;
+  idempotency_keys: IdempotencyKeyRow;
+  bulk_warnings: BulkWarningRow;
+  teams: TeamRow;
+  api_keys: ApiKeyRow;
+  request_logs: RequestLogRow;
+  events: EventRow;
+  domains: DomainRow;
+  domain_dkim_keys: DkimKeyRow;
+  domain_claims: DomainClaimRow;
+  suppressions: SuppressionRow;
+  webhook_endpoints: WebhookEndpointRow;
+  webhook_deliveries: WebhookDeliveryRow;
+  webhook_attempts: WebhookAttemptRow;
+  outbox_cursors: OutboxCursorRow;
+  received_emails: ReceivedEmailRow;
+  received_attachments: ReceivedAttachmentRow;
+  received_usage: ReceivedUsageRow;
+  received_reports: ReceivedReportRow;
+  metrics_minutes: MetricsMinuteRow;
+  metrics_quarters: MetricsQuarterRow;
+  metrics_email_minutes: MetricsEmailMinuteRow;
+  metrics_email_marks: MetricsEmailMarkRow;
+  metrics_domains: MetricsDomainRow;
+}

@@ -1,0 +1,231 @@
+import t from 'tap';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createConnection } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { schema } from '../config/schema.js';
+import { call } from './helpers/http.js';
+import { freePort } from './helpers/ports.js';
+
+// The real executable, as an operator runs it: bin/svc → the carried Node → dist/bin/svc.js.
+const root = resolve(import.meta.dirname, '../..');
+const svcBin = join(root, 'bin', 'svc');
+
+const dataDir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
+t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+
+/** Only these variables reach svc: nothing from the test runner's own SVC_* settings. */
+function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'warn', ...extra };
+}
+
+interface Run {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `svc …` to completion (killed after timeoutMs so a wrong acceptance cannot hang the file). */
+function svc(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<Run> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(svcBin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
+    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('error', reject);
+    child.once('close', (code, signal) => {
+      clearTimeout(timer);
+      resolvePromise({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+const lines = (text: string) => text.split('\n').filter((l) => l.length > 0);
+
+t.test('svc config print prints every key with its doc', async (t) => {
+  const r = await svc(['config', 'print'], cleanEnv({ SVC_HTTP_PORT: '4321' }));
+  t.equal(r.code, 0, r.stderr);
+  t.equal(r.stderr, '');
+  for (const [key, spec] of Object.entries(schema)) {
+    t.match(r.stdout, new RegExp(`^${key} = `, 'm'), `${key} printed`);
+    t.match(r.stdout, spec.doc, `${key} doc printed`);
+  }
+  t.match(r.stdout, /^http_port = 4321$/m, 'the effective value, from the environment');
+  t.ok(lines(r.stdout).includes(`data_dir = ${JSON.stringify(dataDir)}`), 'data_dir from the environment');
+});
+
+t.test('a bad setting exits 1 with one stderr line naming the key', async (t) => {
+  const cases: [Record<string, string>, string[], RegExp][] = [
+    [{ SVC_HTTP_PORT: 'abc' }, ['config', 'print'], /^config: SVC_HTTP_PORT: must be a whole number/],
+    [{ SVC_FOO: '1' }, ['config', 'print'], /^config: SVC_FOO: unknown setting/],
+    [{ SVC_LOG_LEVEL: 'loud' }, ['start'], /^config: SVC_LOG_LEVEL: must be one of/],
+    [{ SVC_HTTP_PORT: '99999' }, ['admin', 'status'], /^config: SVC_HTTP_PORT: must be at most 65535/],
+  ];
+  const runs = await Promise.all(cases.map(([env, args]) => svc(args, cleanEnv(env))));
+  for (const [i, [env, args, want]] of cases.entries()) {
+    const r = runs[i]!;
+    const label = `${JSON.stringify(env)} svc ${args.join(' ')}`;
+    t.equal(r.code, 1, label);
+    t.equal(lines(r.stderr).length, 1, `${label}: exactly one line on stderr: ${r.stderr}`);
+    t.match(r.stderr, want, label);
+    t.equal(r.stdout, '', `${label}: nothing on stdout`);
+  }
+});
+
+t.test('svc start --role with an unknown role exits 1 naming it', async (t) => {
+  const cases = [['start', '--role', 'bogus'], ['start', '--role=bogus'], ['start', '--role', 'api,bogus']];
+  const runs = await Promise.all(cases.map((args) => svc(args, cleanEnv({ SVC_HTTP_PORT: '0', SVC_SMTP_PORT: '0' }))));
+  for (const [i, args] of cases.entries()) {
+    const r = runs[i]!;
+    t.equal(r.code, 1, args.join(' '));
+    t.equal(lines(r.stderr).length, 1, `one line: ${r.stderr}`);
+    t.match(r.stderr, /--role.*unknown role "bogus"/, args.join(' '));
+  }
+});
+
+t.test('an unknown command prints the usage and exits 2; svc admin with no svc running exits 1 naming the socket', async (t) => {
+  const [r, admin] = await Promise.all([svc(['frobnicate'], cleanEnv()), svc(['admin', 'status'], cleanEnv())]);
+  t.equal(r.code, 2);
+  t.match(r.stderr, /usage:/);
+  t.match(r.stderr, /svc start/);
+  t.equal(admin.code, 1);
+  t.equal(lines(admin.stderr).length, 1, admin.stderr);
+  t.match(admin.stderr, `no svc is listening on ${join(dataDir, 'admin.sock')}`);
+});
+
+/** Connects to a Unix socket and answers whether Redis there says PONG. */
+function redisAnswers(path: string): Promise<boolean> {
+  return new Promise((resolvePromise) => {
+    const socket = createConnection({ path });
+    socket.setTimeout(1000);
+    socket.once('connect', () => socket.write('PING\r\n'));
+    socket.once('data', (d) => { socket.destroy(); resolvePromise(d.toString().startsWith('+PONG')); });
+    socket.once('error', () => resolvePromise(false));
+    socket.once('timeout', () => { socket.destroy(); resolvePromise(false); });
+  });
+}
+
+function childPids(pid: number, name: string): number[] {
+  try {
+    return execFileSync('pgrep', ['-P', String(pid), name], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number);
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(50);
+  }
+}
+
+t.test('svc start runs a private Redis, the API and the admin socket; admin commands work; SIGTERM stops it all', async (t) => {
+  const httpPort = await freePort();
+  const smtpPort = await freePort();
+  const env = cleanEnv({ SVC_HTTP_PORT: String(httpPort), SVC_HTTP_HOST: '127.0.0.1', SVC_SMTP_PORT: String(smtpPort) });
+  const base = `http://127.0.0.1:${httpPort}`;
+  const redisSock = join(dataDir, 'redis.sock');
+  const adminSock = join(dataDir, 'admin.sock');
+
+  const proc: ChildProcess = spawn(svcBin, ['start'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout!.on('data', (c: Buffer) => { stdout += c.toString(); });
+  proc.stderr!.on('data', (c: Buffer) => { stderr += c.toString(); });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((res) => proc.once('exit', (code, signal) => res({ code, signal })));
+  t.teardown(() => { if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL'); });
+
+  const health = await waitFor('GET /health', async () => {
+    if (proc.exitCode !== null) throw new Error(`svc exited early: ${stderr}`);
+    const r = await call(base, 'GET', '/health');
+    return r.status === 200 ? r : undefined;
+  }, 60_000).catch((err: Error) => { t.fail(`${err.message}; stderr: ${stderr}; stdout: ${stdout}`); return undefined; });
+  if (!health) return;
+  t.equal(health.status, 200);
+  t.equal(health.body.status, 'ok');
+
+  // Its own redis-server, a child of svc, on <data>/redis.sock.
+  t.ok(existsSync(redisSock), 'redis.sock exists in the data folder');
+  t.ok(await redisAnswers(redisSock), 'the private Redis answers PING on its socket');
+  const redisPids = childPids(proc.pid!, 'redis-server');
+  t.equal(redisPids.length, 1, 'exactly one redis-server child of svc');
+
+  // The admin socket: owner-only.
+  t.ok(existsSync(adminSock), 'admin.sock exists');
+  t.ok(statSync(adminSock).isSocket(), 'admin.sock is a socket');
+  t.equal(statSync(adminSock).mode & 0o777, 0o600, 'admin.sock has mode 0600');
+
+  // The operator's first team and key, through the real CLI.
+  const team = await svc(['admin', 'team', 'create', 'Acme'], env);
+  t.equal(team.code, 0, team.stderr + team.stdout);
+  const teamId = /^team ([0-9a-f-]{36}) "Acme" created$/m.exec(team.stdout)?.[1];
+  t.ok(teamId, `the team id is printed: ${team.stdout}`);
+
+  const key = await svc(['admin', 'key', 'create', '--team', 'Acme', '--name', 'first'], env);
+  t.equal(key.code, 0, key.stderr + key.stdout);
+  const tokens = lines(key.stdout).filter((l) => l.startsWith('svc_'));
+  t.equal(tokens.length, 1, 'the token is printed exactly once');
+  const token = tokens[0]!;
+  t.equal(key.stdout.split(token).length - 1, 1, 'the token appears once in the whole output');
+  const keyId = /^key ([0-9a-f-]{36}) created for team ([0-9a-f-]{36})/m.exec(key.stdout);
+  t.ok(keyId, key.stdout);
+  t.equal(keyId?.[2], teamId, 'the key belongs to Acme');
+
+  const listed = await call(base, 'GET', '/api-keys', { token });
+  t.equal(listed.status, 200, JSON.stringify(listed.body));
+  t.same(listed.body.data.map((k: { id: string }) => k.id), [keyId?.[1]], 'the token works over HTTP and sees its own key');
+  t.equal(listed.body.data[0]?.name, 'first');
+  const noKey = await call(base, 'GET', '/api-keys', { token: 'svc_not-a-real-token' });
+  t.equal(noKey.status, 401, 'a made-up token does not');
+
+  const [list, status, refused] = await Promise.all([
+    svc(['admin', 'key', 'list'], env),
+    svc(['admin', 'status'], env),
+    svc(['admin', 'key', 'create', '--team', 'Nobody', '--name', 'x'], env),
+  ]);
+  t.equal(list.code, 0, list.stderr);
+  t.match(list.stdout, keyId?.[1] ?? 'no key id', 'key list shows the key id');
+  t.match(list.stdout, /active\s+full_access.*first/);
+  t.notMatch(list.stdout, /svc_/, 'key list never shows a token');
+  t.notMatch(list.stdout, token);
+
+  t.equal(status.code, 0, status.stderr + status.stdout);
+  const parsed = JSON.parse(status.stdout) as { object: string; readiness: { status: string; failed: unknown[] }; pid: number; data_dir: string };
+  t.equal(parsed.object, 'status');
+  t.equal(parsed.readiness.status, 'ok');
+  t.same(parsed.readiness.failed, []);
+  t.equal(parsed.pid, proc.pid, 'status comes from the running svc');
+  t.equal(parsed.data_dir, dataDir);
+
+  t.equal(refused.code, 1, 'an admin error exits 1');
+  t.match(refused.stdout, /error: not_found/);
+
+  // SIGTERM: a clean exit within a few seconds, and the private Redis goes with it.
+  const stopStarted = Date.now();
+  proc.kill('SIGTERM');
+  const result = await Promise.race([exited, sleep(30_000, undefined, { ref: false })]);
+  t.ok(result, 'svc exits within 30 s of SIGTERM');
+  t.same(result, { code: 0, signal: null }, `exit code 0 (stderr: ${stderr})`);
+  t.ok(Date.now() - stopStarted < 30_000);
+  for (const pid of redisPids) t.notOk(isAlive(pid), `redis-server ${pid} is gone`);
+  t.notOk(await redisAnswers(redisSock), 'nothing answers on redis.sock any more');
+  t.equal(stderr, '', 'nothing on stderr during the whole run');
+});

@@ -1,0 +1,70 @@
+import t from 'tap';
+import { cachedResolver } from '../../dns/cache.js';
+import { createResolver } from '../../dns/resolver.js';
+import { connectRedis } from '../../storage/redis.js';
+import { redisDnsCacheStore } from '../../storage/dns-cache.js';
+import { find, publish, startDomainsRig, type WireRecord } from './support.js';
+
+const rig = await startDomainsRig({ SVC_MAIL_FROM_RECORDS: 'mx_txt' });
+t.teardown(() => rig.stop());
+const team = await rig.app.newTeam('MX mode');
+
+t.test('mail_from_records=mx_txt gives an MX and an SPF TXT at the return path; both must verify to send', async (t) => {
+  const created = (await rig.api(team.token, 'POST', '/domains', { name: 'mxmode-corp.net' })).body;
+  const spf = (created.records as WireRecord[]).filter((r) => r.record === 'SPF');
+  t.same(spf.map((r) => [r.type, r.name, r.value, r.priority]), [
+    ['MX', 'send', 'bounces.us.svc-host.net', 10],
+    ['TXT', 'send', 'v=spf1 include:bounces.us.svc-host.net -all', undefined],
+  ]);
+  publish(rig.dns, 'mxmode-corp.net', find(created.records, 'DKIM'));
+  publish(rig.dns, 'mxmode-corp.net', spf[0]!);
+  rig.clock.advance(16_000);
+  const half = await rig.api(team.token, 'POST', `/domains/${created.id}/verify`);
+  t.equal(half.body.status, 'partially_verified');
+  t.notOk(await rig.app.appliance.services.domains.sendingDomain(team.teamId, 'mxmode-corp.net'), 'the SPF TXT is missing');
+  publish(rig.dns, 'mxmode-corp.net', spf[1]!);
+  rig.clock.advance(16_000);
+  t.equal((await rig.api(team.token, 'POST', `/domains/${created.id}/verify`)).body.status, 'verified');
+  t.ok(await rig.app.appliance.services.domains.sendingDomain(team.teamId, 'mxmode-corp.net'));
+});
+
+t.test('the delivery DNS cache keeps answers and "no such name" in Redis for its TTL; failures are not kept', async (t) => {
+  const redis = await connectRedis({ url: rig.app.redis.url, commandTimeoutMs: 1000 });
+  t.teardown(() => redis.disconnect());
+  const inner = createResolver({ servers: [rig.dns.address], timeoutMs: 500, tries: 1 });
+  const resolver = cachedResolver(inner, redisDnsCacheStore(redis), 60);
+  rig.dns.set('cached-corp.net', [{ type: 'MX', exchange: 'mx1.cached-corp.net', priority: 10 }]);
+  const hosts = async (name: string, r = resolver) => (await r.resolveMx(name)).map((mx) => `${mx.priority} ${mx.exchange}`);
+  const asked = () => rig.dns.queries.filter((q) => q.name === 'cached-corp.net' || q.name === 'gone-corp.net' || q.name === 'broken-corp.net').length;
+
+  t.same(await hosts('cached-corp.net'), ['10 mx1.cached-corp.net']);
+  const first = asked();
+  rig.dns.set('cached-corp.net', [{ type: 'MX', exchange: 'mx2.cached-corp.net', priority: 10 }]);
+  t.same(await hosts('Cached-Corp.net'), ['10 mx1.cached-corp.net'], 'served from the cache');
+  t.equal(asked(), first, 'DNS was not asked again');
+  t.ok((await redis.ttl('svc:dns:MX:cached-corp.net')) > 0, 'kept with a TTL');
+
+  await t.rejects(resolver.resolveMx('gone-corp.net'), { code: 'ENOTFOUND' });
+  const afterMiss = asked();
+  await t.rejects(resolver.resolveMx('gone-corp.net'), { code: 'ENOTFOUND' }, 'the negative answer is cached too');
+  t.equal(asked(), afterMiss);
+
+  rig.dns.set('broken-corp.net', 'SERVFAIL');
+  await t.rejects(resolver.resolveMx('broken-corp.net'));
+  rig.dns.set('broken-corp.net', [{ type: 'MX', exchange: 'mx.broken-corp.net', priority: 5 }]);
+  t.same(await hosts('broken-corp.net'), ['5 mx.broken-corp.net'], 'a failure was not cached');
+
+  const offline = cachedResolver(inner, { get: async () => { throw new Error('redis down'); }, set: async () => { throw new Error('redis down'); } }, 60);
+  t.same(await hosts('broken-corp.net', offline), ['5 mx.broken-corp.net'], 'a cache that cannot answer is skipped');
+  t.equal(cachedResolver(inner, redisDnsCacheStore(redis), 0), inner, 'TTL 0 turns the cache off');
+});
+
+t.test('verification never uses the cache', async (t) => {
+  const created = (await rig.api(team.token, 'POST', '/domains', { name: 'nocache-corp.net' })).body;
+  const delivery = rig.app.appliance.services.deliveryResolver;
+  const dkim = find(created.records, 'DKIM');
+  await t.rejects(delivery.resolveTxt(`${dkim.name}.nocache-corp.net`), 'the delivery cache now holds "no such name"');
+  for (const r of created.records as WireRecord[]) publish(rig.dns, 'nocache-corp.net', r);
+  rig.clock.advance(16_000);
+  t.has(find((await rig.api(team.token, 'POST', `/domains/${created.id}/verify`)).body.records, 'DKIM'), { status: 'verified' });
+});

@@ -1,0 +1,67 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { loadConfig } from '../../config/load.js';
+import type { Config } from '../../config/schema.js';
+import { startAppliance, type Appliance, type Role } from '../../bin/appliance.js';
+import type { ApiRole } from '../../bin/roles/api.js';
+import type { Clock } from '../../core/clock.js';
+import { startTestRedis, type TestRedis } from './redis.js';
+
+export interface TestAppliance {
+  baseUrl: string;
+  config: Config;
+  appliance: Appliance;
+  redis: TestRedis;
+  adminSocket: string;
+  /** Creates a team and a key over the admin socket's core services; returns the token. */
+  newTeam(name?: string, permission?: 'full_access' | 'sending_access'): Promise<{ teamId: string; keyId: string; token: string }>;
+  stop(): Promise<void>;
+}
+
+export interface TestApplianceOptions {
+  env?: Record<string, string>;
+  roles?: Role[];
+  clock?: Clock;
+  redis?: TestRedis;
+  /** Where the appliance's pino lines go (set SVC_LOG_LEVEL in `env` too: the default is silent). */
+  logDestination?: { write(line: string): void };
+}
+
+/** A real appliance on loopback: temp data folder, real SQLite file, private Redis on a free port. */
+export async function startTestAppliance(options: TestApplianceOptions = {}): Promise<TestAppliance> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'svc-test-'));
+  const redis = options.redis ?? (await startTestRedis());
+  const config = loadConfig({
+    SVC_DATA_DIR: dataDir,
+    SVC_HTTP_HOST: '127.0.0.1',
+    SVC_HTTP_PORT: '0',
+    SVC_REDIS_URL: redis.url,
+    SVC_LOG_LEVEL: 'silent',
+    SVC_LOGS_FLUSH_MS: '20',
+    ...options.env,
+  });
+  const appliance = await startAppliance({
+    config, roles: options.roles ?? ['api'], logger: options.logDestination ? pino({ level: config.log_level }, options.logDestination) : pino({ level: config.log_level }), version: 'test', clock: options.clock,
+  });
+  const api = appliance.running.find((r) => r.name === 'api') as ApiRole | undefined;
+  const services = appliance.services.api;
+  return {
+    baseUrl: api ? `http://127.0.0.1:${api.http.port}` : '',
+    config,
+    appliance,
+    redis,
+    adminSocket: api?.admin.address ?? '',
+    async newTeam(name = 'Team', permission = 'full_access') {
+      const team = await services.teams.create(name);
+      const key = await services.apiKeys.create(team.id, { name: `${name} key`, permission }, { kind: 'operator' });
+      return { teamId: team.id, keyId: key.id, token: key.token };
+    },
+    async stop() {
+      await appliance.stop();
+      if (!options.redis) await redis.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

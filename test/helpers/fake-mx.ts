@@ -1,0 +1,157 @@
+import { Resolver } from 'node:dns/promises';
+import { createRequire } from 'node:module';
+import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+import { freePort } from './ports.js';
+
+// A scripted remote MX on loopback (smtp-server), for the outbound MTA's tests: per recipient it
+// accepts, defers (4xx), rejects (5xx) at RCPT or after the data, drops the connection after the
+// data, or never answers the data. It records every message with its Message-ID and checks its
+// DKIM signature with mailauth against the test DNS server.
+
+const require = createRequire(import.meta.url);
+const { dkimVerify } = require('mailauth/lib/dkim/verify') as {
+  dkimVerify(input: Buffer, options: { resolver: (name: string, type: string) => Promise<unknown> }): Promise<{ results: { status: { result: string }; signingDomain: string; signingHeaders?: { keys: string } }[] }>;
+};
+
+/** What the MX does with a recipient: at RCPT, or after the data. */
+export type MxBehaviour =
+  | { kind: 'accept' }
+  | { kind: 'rcpt'; reply: string }
+  | { kind: 'data'; reply: string }
+  | { kind: 'drop-after-data' }
+  | { kind: 'hang-after-data' };
+
+export interface ReceivedMessage {
+  mailFrom: string;
+  rcptTo: string;
+  messageId: string | undefined;
+  raw: Buffer;
+  dkim: string;
+  dkimDomain?: string;
+  /** The h= list of the signature. */
+  signedHeaders?: string;
+  secure: boolean;
+  at: number;
+}
+
+export interface FakeMx {
+  port: number;
+  /** Messages the MX answered 250 for (or, for drop/hang, read completely). */
+  received: ReceivedMessage[];
+  /** Message-ID → how many times it was taken (with 250). */
+  accepted(): Map<string, number>;
+  /** Behaviour by recipient address (lower case); `default` otherwise. */
+  script: Map<string, MxBehaviour>;
+  setDefault(b: MxBehaviour): void;
+  connections: number;
+  stop(): Promise<void>;
+}
+
+export interface FakeMxOptions {
+  port?: number;
+  /** host:port of the test DNS server, for DKIM verification. */
+  dns?: string;
+  /** No STARTTLS offered. */
+  noTls?: boolean;
+  /** Wait this long before answering the data (widens the window a crash can hit). */
+  replyDelayMs?: number;
+  /** Skip recording raw messages (long runs). */
+  keepRaw?: boolean;
+}
+
+export async function startFakeMx(options: FakeMxOptions = {}): Promise<FakeMx> {
+  const port = options.port ?? (await freePort());
+  const script = new Map<string, MxBehaviour>();
+  let fallback: MxBehaviour = { kind: 'accept' };
+  const received: ReceivedMessage[] = [];
+  const acceptedIds: string[] = [];
+  const resolver = new Resolver({ timeout: 1000, tries: 1 });
+  if (options.dns) resolver.setServers([options.dns]);
+  const behaviourOf = (session: SMTPServerSession) => script.get(session.envelope.rcptTo[0]?.address.toLowerCase() ?? '') ?? fallback;
+  let connections = 0;
+  const server: SMTPServer = new SMTPServer({
+    authOptional: true, disableReverseLookup: true, logger: false, hideSTARTTLS: !!options.noTls, size: 50 * 1024 * 1024,
+    onConnect(_session, callback) { connections++; callback(); },
+    onRcptTo(address, _session, callback) {
+      const b = script.get(address.address.toLowerCase()) ?? fallback;
+      if (b.kind === 'rcpt') return callback(replyError(b.reply));
+      callback();
+    },
+    onData(stream, session, callback) {
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => {
+        void (async () => {
+          const raw = Buffer.concat(chunks);
+          const b = behaviourOf(session);
+          const message = await describe(raw, session, resolver, !!options.dns);
+          if (b.kind === 'drop-after-data' || b.kind === 'hang-after-data') {
+            received.push(message);
+            if (b.kind === 'drop-after-data') socketOf(server, session)?.destroy();
+            return; // never answers
+          }
+          if (options.replyDelayMs) await new Promise((r) => setTimeout(r, options.replyDelayMs));
+          if (b.kind === 'data') return callback(replyError(b.reply));
+          if (options.keepRaw === false) message.raw = Buffer.alloc(0);
+          received.push(message);
+          if (message.messageId) acceptedIds.push(message.messageId);
+          callback(null, 'Ok: queued');
+        })();
+      });
+    },
+  });
+  server.on('error', () => undefined);
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
+  return {
+    port, received, script,
+    accepted: () => {
+      const counts = new Map<string, number>();
+      for (const id of acceptedIds) counts.set(id, (counts.get(id) ?? 0) + 1);
+      return counts;
+    },
+    setDefault: (b) => { fallback = b; },
+    get connections() { return connections; },
+    stop: () => new Promise<void>((resolve) => {
+      for (const c of (server as unknown as { connections: Set<{ _socket?: { destroy(): void } }> }).connections) c._socket?.destroy();
+      server.close(() => resolve());
+    }),
+  };
+}
+
+function replyError(reply: string): Error {
+  const match = /^(\d{3})[ -](.*)$/s.exec(reply);
+  const err = new Error(match ? match[2] : reply) as Error & { responseCode?: number };
+  err.responseCode = match ? Number(match[1]) : 550;
+  return err;
+}
+
+function socketOf(server: SMTPServer, session: SMTPServerSession): { destroy(): void } | undefined {
+  const connections = (server as unknown as { connections: Set<{ session?: SMTPServerSession; _socket?: { destroy(): void } }> }).connections;
+  for (const c of connections) if (c.session === session || (c.session as { id?: string } | undefined)?.id === session.id) return c._socket;
+  return undefined;
+}
+
+async function describe(raw: Buffer, session: SMTPServerSession, resolver: Resolver, verify: boolean): Promise<ReceivedMessage> {
+  const headerEnd = raw.indexOf('\r\n\r\n');
+  const headers = raw.subarray(0, headerEnd < 0 ? raw.length : headerEnd).toString().replace(/\r\n[ \t]+/g, ' ');
+  const messageId = /^message-id:\s*(<[^>]+>)/im.exec(headers)?.[1];
+  let dkim = 'none';
+  let dkimDomain: string | undefined;
+  let signedHeaders: string | undefined;
+  if (verify) {
+    try {
+      const result = await dkimVerify(raw, { resolver: (name, type) => resolver.resolve(name, type as 'TXT') });
+      const first = result.results[0];
+      dkim = first?.status.result ?? 'none';
+      dkimDomain = first?.signingDomain;
+      signedHeaders = first?.signingHeaders?.keys;
+    } catch (err) {
+      dkim = `error: ${(err as Error).message}`;
+    }
+  }
+  return {
+    mailFrom: session.envelope.mailFrom ? session.envelope.mailFrom.address : '',
+    rcptTo: session.envelope.rcptTo[0]?.address ?? '',
+    messageId, raw, dkim, dkimDomain, signedHeaders, secure: session.secure, at: Date.now(),
+  };
+}

@@ -1,0 +1,107 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+
+// A steady mixed load for fault tests and bench/faults: each worker alternates an authenticated
+// GET and a POST /emails (each send with its own Idempotency-Key), and records every answer with
+// how long it took. A request still unanswered after `hangMs` is aborted and recorded as a hang.
+
+export interface LoadRecord {
+  kind: 'get' | 'send';
+  /** ms since the load started. */
+  at: number;
+  ms: number;
+  /** HTTP status, or 0 when the request failed without an answer (connection refused, aborted). */
+  status: number;
+  hung: boolean;
+  /** For a send answered 200: the email id. */
+  id?: string;
+  key?: string;
+  error?: string;
+}
+
+export interface LoadOptions {
+  baseUrl: string;
+  token: string;
+  workers: number;
+  /** The body of send number `n`. */
+  sendBody(n: number): unknown;
+  /** Abort (and count as a hang) after this long. */
+  hangMs: number;
+  /** Pause between one worker's requests. */
+  pauseMs?: number;
+  /** Only sends (no GETs). */
+  sendsOnly?: boolean;
+}
+
+export interface Load {
+  /** performance.now() when the load began: `at` values count from here. */
+  startedAt: number;
+  records: LoadRecord[];
+  /** Sends answered 200: Idempotency-Key → email id. */
+  accepted: Map<string, string>;
+  stop(): Promise<void>;
+}
+
+export function startLoad(options: LoadOptions): Load {
+  const records: LoadRecord[] = [];
+  const accepted = new Map<string, string>();
+  const started = performance.now();
+  let running = true;
+  let counter = 0;
+  const one = async (kind: LoadRecord['kind']) => {
+    const n = counter++;
+    const key = kind === 'send' ? `load-${n}` : undefined;
+    const at = performance.now();
+    const record: LoadRecord = { kind, at: Math.round(at - started), ms: 0, status: 0, hung: false, key };
+    try {
+      const res = await fetch(options.baseUrl + (kind === 'send' ? '/emails' : '/emails?limit=1'), {
+        method: kind === 'send' ? 'POST' : 'GET',
+        headers: {
+          authorization: `Bearer ${options.token}`, 'user-agent': 'svc-faults/1.0', 'content-type': 'application/json',
+          ...(key ? { 'idempotency-key': key } : {}),
+        },
+        body: kind === 'send' ? JSON.stringify(options.sendBody(n)) : undefined,
+        signal: AbortSignal.timeout(options.hangMs),
+      });
+      const text = await res.text();
+      record.status = res.status;
+      if (kind === 'send' && res.status === 200) {
+        record.id = (JSON.parse(text) as { id: string }).id;
+        accepted.set(key!, record.id);
+      } else if (res.status >= 400) record.error = text.slice(0, 200);
+    } catch (err) {
+      const e = err as Error;
+      record.hung = e.name === 'TimeoutError';
+      record.error = e.message;
+    }
+    record.ms = Math.round(performance.now() - at);
+    records.push(record);
+    return record;
+  };
+  const worker = async (w: number) => {
+    for (let i = 0; running; i++) {
+      const record = await one(options.sendsOnly || (i + w) % 2 === 0 ? 'send' : 'get');
+      // A client backs off while the server is away instead of spinning on refused connections.
+      await sleep(record.status === 0 || record.status >= 500 ? 100 : options.pauseMs ?? 10);
+    }
+  };
+  const workers = Array.from({ length: options.workers }, (_, w) => worker(w));
+  return {
+    startedAt: started,
+    records,
+    accepted,
+    async stop() {
+      running = false;
+      await Promise.all(workers);
+    },
+  };
+}
+
+/** Counts of a load's answers by kind and status, e.g. `send 200: 120, send 503: 4, get 200: 118`. */
+export function summarise(records: readonly LoadRecord[]): string {
+  const counts = new Map<string, number>();
+  for (const r of records) {
+    const label = `${r.kind} ${r.hung ? 'hung' : r.status || 'no answer'}`;
+    counts.set(label, (counts.get(label) ?? 0) + 1);
+  }
+  return [...counts].sort().map(([k, v]) => `${k}: ${v}`).join(', ');
+}

@@ -1,0 +1,64 @@
+import { connect, type Socket } from 'node:net';
+
+// A scripted SMTP client over a plain socket, for what a real client library would never send:
+// bare LF or CR, smuggled end-of-data sequences, odd address forms. Replies are read whole
+// (multi-line replies joined) so a test can assert on each one.
+
+export interface RawSmtp {
+  /** The greeting. */
+  greeting: string;
+  /** Sends a command line (CRLF added) and answers the reply. */
+  command(line: string): Promise<string>;
+  /** Sends bytes exactly as given and answers the next reply. */
+  sendRaw(bytes: string | Buffer): Promise<string>;
+  /** Sends bytes and answers every reply that arrives until `count` replies were read. */
+  replies(bytes: string | Buffer, count: number): Promise<string[]>;
+  close(): void;
+}
+
+export async function rawSmtp(port: number, host = '127.0.0.1'): Promise<RawSmtp> {
+  const socket: Socket = connect(port, host);
+  socket.setNoDelay(true);
+  let buffer = '';
+  const waiting: ((reply: string) => void)[] = [];
+  const ready: string[] = [];
+  socket.on('data', (chunk) => {
+    buffer += chunk.toString('latin1');
+    for (;;) {
+      const match = /^(\d{3}) .*\r\n/m.exec(buffer);
+      if (!match) break;
+      const end = match.index + match[0].length;
+      const reply = buffer.slice(0, end).trimEnd();
+      buffer = buffer.slice(end);
+      const next = waiting.shift();
+      if (next) next(reply);
+      else ready.push(reply);
+    }
+  });
+  const nextReply = () => new Promise<string>((resolve, reject) => {
+    const queued = ready.shift();
+    if (queued !== undefined) return resolve(queued);
+    const timer = setTimeout(() => reject(new Error(`no SMTP reply; buffer: ${JSON.stringify(buffer)}`)), 20_000);
+    waiting.push((r) => { clearTimeout(timer); resolve(r); });
+  });
+  await new Promise<void>((resolve, reject) => { socket.once('connect', () => resolve()); socket.once('error', reject); });
+  const greeting = await nextReply();
+  return {
+    greeting,
+    command(line) {
+      socket.write(`${line}\r\n`);
+      return nextReply();
+    },
+    sendRaw(bytes) {
+      socket.write(bytes);
+      return nextReply();
+    },
+    async replies(bytes, count) {
+      socket.write(bytes);
+      const out: string[] = [];
+      for (let i = 0; i < count; i++) out.push(await nextReply());
+      return out;
+    },
+    close: () => socket.destroy(),
+  };
+}

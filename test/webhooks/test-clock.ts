@@ -1,0 +1,31 @@
+import type { Clock } from '../../core/clock.js';
+
+/** A clock the test moves by hand; starts at the real time so signatures stay within tolerance. */
+export interface TestClock extends Clock {
+  advance(ms: number): void;
+  set(at: Date): void;
+}
+
+export function testClock(start = new Date()): TestClock {
+  let now = start.getTime();
+  return {
+    now: () => new Date(now),
+    advance(ms) {
+      now += ms;
+    },
+    set(at) {
+      now = at.getTime();
+    },
+  };
+}
+
+/** Runs `fn` with Date.now() reading the test clock: for verifiers that check timestamps against it. */
+export function atClockTime<T>(clock: Clock, fn: () => T): T {
+  const real = Date.now;
+  Date.now = () => clock.now().getTime();
+  try {
+    return fn();
+  } finally {
+    Date.now = real;
+  }
+}
