@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs whatever is missing for svc on a Debian machine, then builds it. Safe to run again:
 # each step is skipped when its result is already there.
-#   OS packages (apt): redis-server, clamav-daemon (and systemd's analyzer when available)
+#   OS packages (apt): redis-server, clamav-daemon, swaks, python3-dkim, strace, eatmydata
+#   (and systemd's analyzer when available)
 #   runtime/: Node 24 LTS as an npm platform package (svc carries its own runtime)
 #   node_modules/: npm ci, run with that runtime
 set -euo pipefail
@@ -17,6 +18,10 @@ install_os_packages() {
   command -v swaks >/dev/null || missing+=(swaks)
   # dkimpy: the tests' independent DKIM verifier of svc's outbound signatures.
   /usr/bin/python3 -c 'import dkim' 2>/dev/null || missing+=(python3-dkim)
+  # strace: the fault suite's probe that an fsync precedes every 200/250; eatmydata turns fsync
+  # into a no-op so the same probe can be shown to fail.
+  command -v strace >/dev/null || missing+=(strace)
+  command -v eatmydata >/dev/null || missing+=(eatmydata)
   [ ${#missing[@]} -eq 0 ] && return 0
   if ! command -v apt-get >/dev/null; then
     say "please install: ${missing[*]} (no apt-get here)"; return 0
