@@ -11,6 +11,7 @@ import type { Spool } from '../../storage/spool.js';
 import { ConnectionLimits } from './connection-limits.js';
 import { envelopeFrom, receiveData, type ReceivedData } from './data.js';
 import { smtpError, temporaryFailure } from './replies.js';
+import { startShutdownResponder } from './shutdown-responder.js';
 import type { TlsMaterial } from './tls.js';
 
 // The inbound listener: smtp-server with svc's limits, RCPT decided by address (core/receiving/
@@ -135,7 +136,7 @@ export async function startInboundServer(deps: InboundDeps): Promise<InboundServ
   return {
     port: info.port,
     address: `${info.address}:${info.port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () => drainAndClose(server, settings, info.port, logger),
   };
 }
 
@@ -160,4 +161,12 @@ async function deliver(deps: InboundDeps, data: ReceivedData, session: SMTPServe
 function scanOutcome(decision: ReceivedData['decision']): ScanOutcome {
   if (decision.action === 'drop_virus') return { status: 'infected', signature: decision.signature };
   return { status: decision.status, signature: null };
+}
+
+/** Stops taking sessions, lets open ones finish (idle ones hear 421), and answers 421 to new ones meanwhile. */
+async function drainAndClose(server: SMTPServer, settings: InboundSettings, port: number, logger: Logger): Promise<void> {
+  const drained = new Promise<void>((resolve) => server.close(() => resolve()));
+  const responder = await startShutdownResponder(settings.host, port, settings.hostname, logger);
+  await drained;
+  await responder.close();
 }
