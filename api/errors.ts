@@ -1,5 +1,6 @@
 import { ValidateError } from '@tsoa/runtime';
 import { ServiceError, type ErrorName, type FieldError } from '../core/errors.js';
+import { storageFailure } from '../storage/disk-full.js';
 
 export interface ErrorBody {
   statusCode: number;
@@ -23,6 +24,9 @@ export function translateError(err: unknown, requestId: string): Translated {
   if (err instanceof ValidateError) return fromValidateError(err);
   const bodyParser = bodyParserError(err);
   if (bodyParser) return bodyParser;
+  // A full or failing disk stored nothing: a temporary refusal the client retries, never a 500.
+  const storage = storageFailure(err);
+  if (storage) return make(503, 'service_unavailable', storage === 'full' ? 'Storage is full; nothing was stored. Try again later.' : 'Storage could not complete the write. Try again later.', {}, { 'retry-after': '30' });
   return make(500, 'application_error', `An unexpected error occurred (request id ${requestId}).`);
 }
 

@@ -11,7 +11,8 @@ import { connectRedis, type RedisClient } from '../storage/redis.js';
 import { startPrivateRedis, type PrivateRedis } from '../storage/redis-process.js';
 import { clamdClient, parseClamdTarget, pingClamd } from '../scanner/clamd.js';
 import { systemClock, type Clock } from '../core/clock.js';
-import type { Probe } from '../core/health.js';
+import { storageProbe, type Probe } from '../core/health.js';
+import { freeBytes } from '../storage/disk-full.js';
 import { createServices, type Services } from './services.js';
 import { startApiRole } from './roles/api.js';
 import { startJobsRole } from './roles/jobs.js';
@@ -134,6 +135,7 @@ async function readinessProbes(config: Config, database: Database, redis: RedisC
   const probes: Probe[] = [
     { name: 'sqlite', check: async () => { database.sqlite.prepare('select 1').get(); } },
     { name: 'redis', check: async () => { await redis.ping(); } },
+    storageProbe(() => freeBytes(config.data_dir)),
   ];
   if (config.scanner_clamd) {
     const target = parseClamdTarget(config.scanner_clamd);

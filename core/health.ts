@@ -24,6 +24,20 @@ export interface Liveness {
   env: string;
 }
 
+/**
+ * The data folder's file system has room: below `minFreeBytes` writes start failing (sends answer
+ * 503, SMTP 452), so readiness says `degraded` naming storage. statfs only: cheap enough for /ready.
+ */
+export function storageProbe(freeBytes: () => Promise<number>, minFreeBytes = 1024 * 1024): Probe {
+  return {
+    name: 'storage',
+    async check() {
+      const free = await freeBytes();
+      if (free < minFreeBytes) throw new Error(`${free} bytes free in the data folder (needs ${minFreeBytes})`);
+    },
+  };
+}
+
 /** Runs every probe at once, each under the same deadline, so a hung dependency cannot hang /ready. */
 export async function checkReadiness(probes: readonly Probe[], identity: { version: string; env: string }, deadlineMs: number): Promise<Readiness> {
   const checks = await Promise.all(probes.map((probe) => runProbe(probe, deadlineMs)));

@@ -3,6 +3,7 @@ import type { ApiDeps } from '../deps.js';
 import { contextOf } from '../context.js';
 import { translateError } from '../errors.js';
 import { sendError } from './send-error.js';
+import { storageFailure } from '../../storage/disk-full.js';
 
 /** Last in the chain: every thrown or passed error leaves as the spec's error body. */
 export function errorHandler(deps: ApiDeps): ErrorRequestHandler {
@@ -10,7 +11,11 @@ export function errorHandler(deps: ApiDeps): ErrorRequestHandler {
     if (res.headersSent) return next(err);
     const ctx = contextOf(res);
     const translated = translateError(err, ctx.requestId);
-    if (translated.status >= 500) {
+    const storage = storageFailure(err);
+    if (storage) {
+      // Expected while the disk is full; one line naming the cause, not a stack per request.
+      deps.logger.warn({ requestId: ctx.requestId, route: ctx.operation?.template, storage, code: (err as { code?: string }).code }, 'request refused: storage unavailable');
+    } else if (translated.status >= 500) {
       deps.logger.error({ err, requestId: ctx.requestId, route: ctx.operation?.template }, 'request failed');
     }
     sendError(res, translated);

@@ -10,7 +10,7 @@ import { receivedRawKey, type Spool, type SpoolWriter } from '../../storage/spoo
 import { newId } from '../../core/ids.js';
 import { authenticateMessage, type AuthSummary } from './authenticate.js';
 import { LineGuard, type LineProblem } from './line-guard.js';
-import { smtpError } from './replies.js';
+import { smtpError, storageReply } from './replies.js';
 
 // DATA in one pass: the bytes go through the line guard into the spool file, into clamd and into
 // memory at once; at the end of data the file is fsynced while the scan finishes and SPF/DKIM/
@@ -49,7 +49,7 @@ const refusals: Record<LineProblem, string> = {
 export async function receiveData(deps: DataDeps, stream: SMTPServerDataStream, session: SMTPServerSession, routes: RecipientRoute[]): Promise<string> {
   // Received mail is written straight at its first record's name; reports only pass through.
   const plannedId = routes.some((r) => r.kind === 'received') ? newId() : undefined;
-  const writer = await deps.spool.create(plannedId ? receivedRawKey(plannedId) : undefined);
+  const writer = await deps.spool.create(plannedId ? receivedRawKey(plannedId) : undefined).catch((err: unknown) => { throw storageReply(err); });
   let kept = false;
   try {
     const header = receivedHeader(deps, session, deps.clock.now());
@@ -72,6 +72,8 @@ export async function receiveData(deps: DataDeps, stream: SMTPServerDataStream, 
     const reply = await deps.deliver({ spoolKey: writer.key, plannedId, raw, receivedAt, decision, auth, routes }, session);
     kept = true;
     return reply;
+  } catch (err) {
+    throw storageReply(err);
   } finally {
     // Once stored, the records own their names (the planned one included); an incoming name is
     // never needed again. Unstored, the file goes.
@@ -98,16 +100,25 @@ async function consume(deps: DataDeps, stream: SMTPServerDataStream, writer: Spo
     }
     feed.write(chunk);
   };
-  await writer.write(header);
+  // A failed write (a full disk) is answered after the end of data: the rest is drained unread so
+  // the reply comes at the terminator, in step with the client.
+  let writeFailed: unknown;
+  const keep = (chunk: Buffer) => writer.write(chunk).catch((err: unknown) => { writeFailed = err ?? new Error('spool write failed'); });
+  await keep(header);
   send(header);
   // pipeline, not pipe: a client that hangs up mid-message destroys the stream, and that must end
   // this loop (and remove the half-written file) instead of waiting forever.
   pipeline(stream, guard, () => undefined);
   for await (const chunk of guard as AsyncIterable<Buffer>) {
-    if (stream.sizeExceeded) continue; // drain; nothing of it is kept
+    if (stream.sizeExceeded || writeFailed) continue; // drain; nothing of it is kept
     chunks.push(chunk);
-    await writer.write(chunk);
+    await keep(chunk);
     send(chunk);
+  }
+  if (writeFailed) {
+    feed?.destroy();
+    scanned?.catch(() => undefined);
+    throw writeFailed;
   }
   if (stream.sizeExceeded) feed?.destroy();
   else if (feed && !tooBig) feed.end();

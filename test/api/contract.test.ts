@@ -108,7 +108,7 @@ t.test('health and readiness need no key and follow the spec bodies', async (t) 
   t.equal(ready.status, 200);
   t.equal(ready.body.status, 'ok');
   t.same(ready.body.failed, []);
-  t.same(ready.body.checks.map((c: { name: string }) => c.name), ['sqlite', 'redis']);
+  t.same(ready.body.checks.map((c: { name: string }) => c.name), ['sqlite', 'redis', 'storage']);
   t.type(ready.body.checks[0].durationMs, 'number');
 });
 
