@@ -63,6 +63,8 @@ export const schema = {
   outbound_queue_lifetime_hours: { type: 'int', default: 72, min: 1, max: 720, doc: 'Hours a deferred recipient keeps being retried before it bounces (Transient).' },
   email_attachments_allow_private: { type: 'bool', default: false, doc: 'Let attachments given by `path` be fetched from loopback and private addresses (an on-premise file server); link-local and metadata addresses stay refused.' },
   outbound_reply_timeout_s: { type: 'int', default: 600, min: 1, max: 3600, doc: 'Seconds to wait for a remote SMTP reply (RFC 5321 asks 10 minutes after the data); no reply after the data is an ambiguous submission.' },
+  outbound_connect_timeout_s: { type: 'int', default: 30, min: 1, max: 600, doc: 'Seconds to reach a remote MX: TCP connect, its greeting and STARTTLS; a host past it is skipped for the next.' },
+  outbound_transaction_timeout_s: { type: 'int', default: 1800, min: 1, max: 7200, doc: 'Wall-clock bound on opening one outbound SMTP session and on one transaction, even while the remote keeps trickling bytes; past it the connection is dropped (ambiguous if the data went out).' },
   outbound_poll_s: { type: 'int', default: 30, min: 1, max: 3600, doc: 'Safety poll of the outbound queue; new mail wakes it at once over Redis pub/sub.' },
   mailbox_simulator_domain: { type: 'string', default: 'simulator.svc.invalid', doc: 'Domain of the mailbox simulator: delivered@, bounced@, complained@ and suppressed@ it are resolved inside svc, never sent.' },
   email_attachments_max_mb: { type: 'int', default: 40, min: 1, max: 200, doc: 'Largest total size of one email\'s attachments, in MiB.' },

@@ -37,7 +37,8 @@ export async function startOutboundRole(services: Services, config: Config): Pro
   const queues = names.map((name) => {
     const region = services.regions(name);
     const pool = new SessionPool(
-      { ehloName: region.ehloName, localAddress: region.sourceAddress, connectTimeoutMs: 30_000, replyTimeoutMs: config.outbound_reply_timeout_s * 1000 },
+      { ehloName: region.ehloName, localAddress: region.sourceAddress, connectTimeoutMs: config.outbound_connect_timeout_s * 1000, replyTimeoutMs: config.outbound_reply_timeout_s * 1000,
+        transactionTimeoutMs: config.outbound_transaction_timeout_s * 1000 },
       { idleMs: 30_000, maxMessagesPerSession: 500 },
     );
     return {

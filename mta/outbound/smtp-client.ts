@@ -28,9 +28,24 @@ export interface SmtpTarget {
 export interface SessionSettings {
   ehloName: string;
   localAddress?: string;
+  /** TCP connect, greeting and STARTTLS. */
   connectTimeoutMs: number;
+  /** Silence while a reply is awaited (nodemailer's idle socket timeout). */
   replyTimeoutMs: number;
+  /**
+   * Wall-clock bound on opening a session and on one transaction. The reply timeout only measures
+   * silence: a remote trickling an endless reply a line at a time would otherwise hold the
+   * connection (and the recipient) for ever.
+   */
+  transactionTimeoutMs: number;
 }
+
+/**
+ * Largest single reply taken from a remote MX. RFC 5321 limits a reply line to 512 octets; the
+ * longest real replies (EHLO lists, multiline 5xx) are a few KiB. A longer one is an endless reply:
+ * nodemailer drops the connection instead of buffering it (its own default is 1 MiB).
+ */
+export const maxReplyBytes = 64 * 1024;
 
 export type SmtpAttempt =
   | { kind: 'accepted'; response: string }
@@ -53,7 +68,7 @@ type NodemailerError = Error & { code?: string; response?: string; responseCode?
 /** A connected session that can carry several transactions in a row. */
 export class SmtpSession {
   private broken = false;
-  private constructor(private readonly conn: SMTPConnection, readonly target: SmtpTarget) {
+  private constructor(private readonly conn: SMTPConnection, readonly target: SmtpTarget, private readonly transactionTimeoutMs: number) {
     conn.on('error', () => { this.broken = true; });
     conn.on('end', () => { this.broken = true; });
   }
@@ -67,19 +82,23 @@ export class SmtpSession {
       // Opportunistic TLS takes any certificate (as MTAs do); enforced TLS needs a valid one.
       tls: { rejectUnauthorized: enforced, servername: target.hostname },
       connectionTimeout: settings.connectTimeoutMs, greetingTimeout: settings.connectTimeoutMs,
-      socketTimeout: settings.replyTimeoutMs, logger: false,
+      socketTimeout: settings.replyTimeoutMs, maxResponseSize: maxReplyBytes, logger: false,
     });
     conn.on('error', () => undefined);
     // nodemailer reports most connection failures as an 'error' event, not to the callback.
     await new Promise<void>((resolve, reject) => {
-      const failed = (err: Error) => { conn.close(); reject(err); };
+      const failed = (err: Error) => { clearTimeout(timer); conn.close(); reject(err); };
+      // EHLO after STARTTLS is outside nodemailer's connection deadline, and a trickled reply never
+      // trips its idle timeout: the whole set-up gets a wall-clock bound.
+      const timer = setTimeout(() => failed(Object.assign(new Error(`session set-up took longer than ${settings.transactionTimeoutMs} ms`), { code: 'ETIMEDOUT' })), settings.transactionTimeoutMs);
       conn.once('error', failed);
       conn.connect((err) => {
         conn.off('error', failed);
-        if (err) failed(err); else resolve();
+        if (err) failed(err);
+        else { clearTimeout(timer); resolve(); }
       });
     });
-    return new SmtpSession(conn, target);
+    return new SmtpSession(conn, target, settings.transactionTimeoutMs);
   }
 
   get usable(): boolean {
@@ -107,14 +126,28 @@ export class SmtpSession {
     });
     stream.once('end', () => { dataEnded = true; });
     return new Promise((resolve) => {
+      let settled = false;
+      const settle = (attempt: SmtpAttempt) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(attempt);
+      };
+      // nodemailer never calls back a send whose connection we close: the deadline answers itself.
+      const timer = setTimeout(() => {
+        this.broken = true;
+        this.conn.close();
+        const e: NodemailerError = Object.assign(new Error(`the transaction took longer than ${this.transactionTimeoutMs} ms`), { code: 'ETIMEDOUT' });
+        settle(interpret(e, { dataStarted, dataEnded, abortedBeforeData }));
+      }, this.transactionTimeoutMs);
       this.conn.send(
         { from: envelope.from, to: [envelope.to], size: message.length, dsn: { envid: envelope.envid, ret: 'HDRS', notify: ['FAILURE', 'DELAY'] } },
         stream,
         (err, info) => {
-          if (!err && info) return resolve({ kind: 'accepted', response: info.response });
+          if (!err && info) return settle({ kind: 'accepted', response: info.response });
           const e = err as NodemailerError;
           if (e.code !== 'EENVELOPE' && e.code !== 'EMESSAGE') this.broken = true;
-          resolve(interpret(e, { dataStarted, dataEnded, abortedBeforeData }));
+          settle(interpret(e, { dataStarted, dataEnded, abortedBeforeData }));
         },
       );
     });

@@ -1,5 +1,6 @@
 import { Resolver } from 'node:dns/promises';
 import { createRequire } from 'node:module';
+import { createServer, type Socket } from 'node:net';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import { freePort } from './ports.js';
 
@@ -154,4 +155,125 @@ async function describe(raw: Buffer, session: SMTPServerSession, resolver: Resol
     rcptTo: session.envelope.rcptTo[0]?.address ?? '',
     messageId, raw, dkim, dkimDomain, signedHeaders, secure: session.secure, at: Date.now(),
   };
+}
+
+/**
+ * What a misbehaving remote MX does (startHostileMx): a raw `node:net` server, because smtp-server
+ * cannot be made to break the protocol on purpose.
+ *  - accept               a well-behaved MX (250 after the data)
+ *  - silent-greeting      accepts TCP and never says anything
+ *  - 421-after-mail       answers MAIL FROM with 421 and closes
+ *  - 421-after-rcpt       answers RCPT TO with 421 and closes
+ *  - stall-after-rcpt     stops talking after RCPT TO (the connection stays open)
+ *  - trickle-after-mail   answers MAIL FROM with `250-` lines, one every `trickleMs`, for ever
+ *  - endless-ehlo         answers EHLO with `250-` lines as fast as the client reads them
+ *  - hang-after-data      reads the data and its terminator, never answers
+ *  - endless-after-data   reads the data, then streams `250-` lines as fast as the client reads
+ */
+export type HostileBehaviour = 'accept' | 'silent-greeting' | '421-after-mail' | '421-after-rcpt' | 'stall-after-rcpt'
+  | 'trickle-after-mail' | 'endless-ehlo' | 'hang-after-data' | 'endless-after-data';
+
+export interface HostileMx {
+  host: string;
+  port: number;
+  behaviour: HostileBehaviour;
+  connections: number;
+  /** Every message whose terminator arrived, with the behaviour it met. */
+  messages: { messageId: string | undefined; behaviour: HostileBehaviour; answered: boolean }[];
+  /** Bytes of endless or trickled reply written, over all connections. */
+  streamedBytes: number;
+  /** Connections still open. */
+  open(): number;
+  stop(): Promise<void>;
+}
+
+export interface HostileMxOptions {
+  host: string;
+  port: number;
+  behaviour: HostileBehaviour;
+  trickleMs?: number;
+  /** An endless reply stops by itself after this many bytes (a client that never hangs up). */
+  endlessLimitBytes?: number;
+}
+
+export async function startHostileMx(options: HostileMxOptions): Promise<HostileMx> {
+  const sockets = new Set<Socket>();
+  const limit = options.endlessLimitBytes ?? 256 * 1024 * 1024;
+  const chunk = Buffer.from(`250-${'x'.repeat(94)}\r\n`.repeat(655)); // ~64 KiB of continuation lines
+  const mx: HostileMx = {
+    host: options.host, port: options.port, behaviour: options.behaviour, connections: 0, messages: [], streamedBytes: 0,
+    open: () => sockets.size,
+    stop: () => new Promise<void>((resolve) => { for (const s of sockets) s.destroy(); server.close(() => resolve()); }),
+  };
+  const endless = (socket: Socket) => {
+    const pump = () => {
+      while (!socket.destroyed && mx.streamedBytes < limit) {
+        mx.streamedBytes += chunk.length;
+        if (!socket.write(chunk)) return void socket.once('drain', pump);
+      }
+    };
+    pump();
+  };
+  const trickle = (socket: Socket) => {
+    const timer = setInterval(() => {
+      if (socket.destroyed) return clearInterval(timer);
+      mx.streamedBytes += 10;
+      socket.write('250-slow\r\n');
+    }, options.trickleMs ?? 200);
+    socket.once('close', () => clearInterval(timer));
+  };
+  const server = createServer((socket) => {
+    mx.connections++;
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    const behaviour = mx.behaviour; // fixed for the connection's life
+    let buffer = Buffer.alloc(0);
+    let inData = false;
+    const reply = (line: string) => { if (!socket.destroyed) socket.write(`${line}\r\n`); };
+    if (behaviour !== 'silent-greeting') reply('220 hostile.test ESMTP');
+    socket.on('data', (data: Buffer) => {
+      buffer = Buffer.concat([buffer, data]);
+      for (;;) {
+        if (inData) {
+          const end = buffer.indexOf('\r\n.\r\n');
+          if (end < 0) return;
+          const raw = buffer.subarray(0, end).toString('latin1');
+          buffer = buffer.subarray(end + 5);
+          inData = false;
+          const messageId = /^message-id:\s*(<[^>]+>)/im.exec(raw.replace(/\r\n[ \t]+/g, ' '))?.[1];
+          const answered = behaviour !== 'hang-after-data' && behaviour !== 'endless-after-data';
+          mx.messages.push({ messageId, behaviour, answered });
+          if (behaviour === 'endless-after-data') endless(socket);
+          else if (answered) reply('250 2.0.0 Ok: queued');
+          continue;
+        }
+        const eol = buffer.indexOf('\r\n');
+        if (eol < 0) return;
+        const line = buffer.subarray(0, eol).toString('latin1');
+        buffer = buffer.subarray(eol + 2);
+        const verb = line.slice(0, 4).toUpperCase();
+        if (verb === 'EHLO' || verb === 'HELO') {
+          if (behaviour === 'endless-ehlo') { endless(socket); continue; }
+          reply('250-hostile.test'); reply('250-SIZE 52428800'); reply('250 8BITMIME');
+        } else if (verb === 'MAIL') {
+          if (behaviour === '421-after-mail') { reply('421 4.3.2 hostile.test shutting down'); socket.end(); return; }
+          if (behaviour === 'trickle-after-mail') { trickle(socket); continue; }
+          reply('250 2.1.0 Ok');
+        } else if (verb === 'RCPT') {
+          if (behaviour === '421-after-rcpt') { reply('421 4.4.5 hostile.test too busy, try later'); socket.end(); return; }
+          if (behaviour === 'stall-after-rcpt') continue;
+          reply('250 2.1.5 Ok');
+        } else if (verb === 'DATA') {
+          inData = true;
+          reply('354 End data with <CR><LF>.<CR><LF>');
+        } else if (verb === 'QUIT') { reply('221 2.0.0 Bye'); socket.end(); return; }
+        else if (verb === 'RSET' || verb === 'NOOP') reply('250 2.0.0 Ok');
+        else reply('502 5.5.2 Command not recognized');
+      }
+    });
+  });
+  server.on('error', () => undefined);
+  await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(options.port, options.host, () => resolve()); });
+  return mx;
 }
