@@ -2,7 +2,8 @@ import type { Logger as PinoLogger } from 'pino';
 import type { Config } from '../config/schema.js';
 import type { Database } from '../storage/db.js';
 import type { RedisClient } from '../storage/redis.js';
-import { apiKeysRepo } from '../storage/api-keys.js';
+import { apiKeysRepo, authGenerationReader } from '../storage/api-keys.js';
+import { CachedKeyLookup } from '../core/api-keys/key-cache.js';
 import { requestLogsRepo } from '../storage/request-logs.js';
 import { teamsRepo } from '../storage/teams.js';
 import { authenticate } from '../core/api-keys/auth.js';
@@ -71,6 +72,7 @@ export interface Services {
 export function createServices(input: ServicesInput): Services {
   const { config, database, redis, logger, clock } = input;
   const repos = { teams: teamsRepo(database.db), apiKeys: apiKeysRepo(database.db), requestLogs: requestLogsRepo(database.db), suppressions: suppressionsRepo(database.db) };
+  const keyLookup = new CachedKeyLookup(repos.apiKeys, authGenerationReader(database.sqlite));
   const logWriter = new RequestLogWriter(repos.requestLogs, repos.apiKeys, logger, config.logs_flush_ms);
   const identity = { version: input.version, env: config.env };
   const domainsDeps: DomainsDeps = {
@@ -99,7 +101,7 @@ export function createServices(input: ServicesInput): Services {
     bodyLimitBytes: config.http_body_limit_mb * 1024 * 1024,
     trustProxy: config.http_trust_proxy,
     metrics: metricsService({ db: database.db, clock, logger, rollup: metrics, catchUpEvents: config.metrics_query_catch_up_events }),
-    authenticate: (header, needed) => authenticate(repos.apiKeys, header, needed),
+    authenticate: (header, needed) => authenticate(keyLookup, header, needed),
     rateLimit: rateLimiter(redis, { capacity: config.rate_limit_burst, refillPerSecond: config.rate_limit_per_second }, logger),
     logWriter,
     readiness: () => checkReadiness(input.probes, identity, 2000),

@@ -1,3 +1,4 @@
+import type BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import type { Db } from './db.js';
 import { inRelaxedTransaction } from './transaction.js';
@@ -77,4 +78,14 @@ export function apiKeysRepo(db: Db): ApiKeysRepo {
       });
     },
   };
+}
+
+/**
+ * Reads the counter that triggers move whenever a key or team changes in a way that matters to
+ * authentication (migration 008). It runs on every authenticated request, so it is one prepared
+ * statement on the raw handle (about 2 µs) rather than a built query (tens of µs).
+ */
+export function authGenerationReader(sqlite: BetterSqlite3.Database): () => string {
+  const read = sqlite.prepare('select value from auth_generation where id = 1').pluck();
+  return () => String(read.get());
 }

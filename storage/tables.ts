@@ -73,6 +73,7 @@ export interface DatabaseSchema {
   bulk_warnings: BulkWarningRow;
   teams: TeamRow;
   api_keys: ApiKeyRow;
+  auth_generation: { id: number; value: number };
   request_logs: RequestLogRow;
   events: EventRow;
   domains: DomainRow;

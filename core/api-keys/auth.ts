@@ -1,6 +1,6 @@
-import type { ApiKeysRepo } from '../../storage/api-keys.js';
 import type { ApiKeyRow } from '../../storage/tables.js';
 import { ServiceError } from '../errors.js';
+import type { KeyLookup } from './key-cache.js';
 import { parseToken, secretMatches } from './tokens.js';
 
 /** The least credential an operation needs (spec Authentication 6). */
@@ -17,11 +17,11 @@ export interface Principal {
  * Resolves an Authorization header to the calling key, in the spec's order of refusals:
  * missing → invalid → revoked → suspended → wrong class of key.
  */
-export async function authenticate(repo: ApiKeysRepo, header: string | undefined, needed: Permission): Promise<Principal> {
+export async function authenticate(keys: KeyLookup, header: string | undefined, needed: Permission): Promise<Principal> {
   const bearer = header === undefined ? undefined : /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
   if (bearer === undefined) throw new ServiceError(401, 'missing_api_key', 'Missing API key in the authorization header. Include the following header in the request: Authorization: Bearer <API_KEY>');
   const parsed = parseToken(bearer);
-  const found = parsed ? await repo.byPublicId(parsed.publicId) : undefined;
+  const found = parsed ? await keys.byPublicId(parsed.publicId) : undefined;
   if (!parsed || !found || !secretMatches(parsed.secret, found.key.token_hash)) {
     throw new ServiceError(401, 'invalid_api_key', 'API key is invalid.');
   }

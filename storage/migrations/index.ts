@@ -6,6 +6,7 @@ import * as m004 from './004_webhooks_suppressions.js';
 import * as m006 from './006_received.js';
 import * as m005 from './005_emails.js';
 import * as m007 from './007_metrics.js';
+import * as m008 from './008_auth_generation.js';
 
 // Numbered, applied in order at start. Written with Kysely's schema builder so the same
 // migrations run on SQLite and on PostgreSQL.
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '006_received': m006,
   '005_emails': m005,
   '007_metrics': m007,
+  '008_auth_generation': m008,
 };

@@ -1,4 +1,5 @@
 import t from 'tap';
+import BetterSqlite3 from 'better-sqlite3';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { call } from '../helpers/http.js';
 
@@ -366,11 +367,29 @@ t.test('a suspended team\'s keys are 403 suspended_api_key', async (t) => {
 t.test('a suspended key is 403 suspended_api_key; its teammates are unaffected', async (t) => {
   const owner = await app.newTeam('Suspended key');
   const key = await createKey(owner.token, { name: 'to suspend' });
+  t.equal((await call(base, 'GET', '/api-keys', { token: key.token })).status, 200, 'used (and so remembered) before');
   sqlite.prepare("update api_keys set status = 'suspended' where id = ?").run(key.id);
   const r = await call(base, 'GET', '/api-keys', { token: key.token });
   t.equal(r.status, 403);
   t.equal(r.body.name, 'suspended_api_key');
   t.equal((await call(base, 'GET', '/api-keys', { token: owner.token })).status, 200);
+});
+
+t.test('a change made by another connection (another process, svc admin) counts on the next request', async (t) => {
+  const owner = await app.newTeam('Other connection');
+  const key = await createKey(owner.token, { name: 'revoked elsewhere' });
+  for (let i = 0; i < 3; i++) t.equal((await call(base, 'GET', '/api-keys', { token: key.token })).status, 200, 'works (and is remembered)');
+  const elsewhere = new BetterSqlite3(sqlite.name);
+  t.teardown(() => elsewhere.close());
+  elsewhere.pragma('busy_timeout = 5000');
+  elsewhere.prepare("update api_keys set status = 'revoked' where id = ?").run(key.id);
+  const r = await call(base, 'GET', '/api-keys', { token: key.token });
+  t.equal(r.status, 403, 'the very next request is refused');
+  t.equal(r.body.name, 'restricted_api_key');
+  elsewhere.prepare("update teams set status = 'suspended' where id = ?").run(owner.teamId);
+  t.equal((await call(base, 'GET', '/api-keys', { token: owner.token })).body.name, 'suspended_api_key', 'a team suspended elsewhere too');
+  elsewhere.prepare("update teams set status = 'active' where id = ?").run(owner.teamId);
+  t.equal((await call(base, 'GET', '/api-keys', { token: owner.token })).status, 200, 'and back');
 });
 
 t.test('last_used_at is set once a key is used', async (t) => {
