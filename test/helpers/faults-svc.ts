@@ -33,6 +33,8 @@ export interface SvcOptions {
   env?: Record<string, string>;
   httpPort?: number;
   smtpPort?: number;
+  /** A command svc runs under (e.g. strace …): `proc` is then that command's process. */
+  wrap?: string[];
 }
 
 export async function spawnSvc(options: SvcOptions): Promise<SvcProcess> {
@@ -44,7 +46,8 @@ export async function spawnSvc(options: SvcOptions): Promise<SvcProcess> {
     SVC_LOG_LEVEL: 'info', ...options.env,
   };
   const started = performance.now();
-  const proc = spawn(svcBin, ['start', '--role', options.roles ?? 'all'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const command = [...(options.wrap ?? []), svcBin, 'start', '--role', options.roles ?? 'all'];
+  const proc = spawn(command[0]!, command.slice(1), { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   proc.stdout!.on('data', (c: Buffer) => { stdout += c.toString(); });
