@@ -85,6 +85,8 @@ export const schema = {
   smtp_max_connections_per_ip: { type: 'int', default: 50, min: 1, doc: 'Inbound SMTP connections open at once from one client address.' },
   smtp_connection_rate_per_ip: { type: 'int', default: 600, min: 0, doc: 'New inbound SMTP connections per minute from one client address (0: no limit); more are refused 421.' },
   smtp_max_recipients: { type: 'int', default: 100, min: 1, doc: 'RCPT TO commands accepted per message (RFC 5321 asks for at least 100).' },
+  smtp_max_junk_commands: { type: 'int', default: 100, min: 1, doc: 'NOOP, RSET, VRFY, HELP, HELO/EHLO and the like one inbound session may send between accepted messages; one more ends it with 421.' },
+  smtp_max_errors: { type: 'int', default: 20, min: 1, doc: 'Error replies (4xx/5xx) one inbound session may earn between accepted messages; one more ends it with 421.' },
   smtp_socket_timeout_s: { type: 'int', default: 300, min: 5, max: 3600, doc: 'Idle seconds before the inbound listener drops a client (RFC 5321 suggests 5 minutes).' },
   smtp_tls_cert_file: { type: 'string', default: '', doc: 'PEM certificate (chain) for STARTTLS; empty uses a self-signed one made on first start in <data_dir>/smtp-tls/.' },
   smtp_tls_key_file: { type: 'string', default: '', doc: 'PEM private key matching smtp_tls_cert_file.' },

@@ -29,6 +29,8 @@ export async function startInboundRole(services: Services, config: Config, logge
       maxConnectionsPerIp: config.smtp_max_connections_per_ip,
       connectionRatePerIp: config.smtp_connection_rate_per_ip,
       maxRecipients: config.smtp_max_recipients,
+      maxJunkCommands: config.smtp_max_junk_commands,
+      maxErrors: config.smtp_max_errors,
       socketTimeoutMs: config.smtp_socket_timeout_s * 1000,
       proxyFrom: config.smtp_proxy_protocol,
       tls,

@@ -8,6 +8,7 @@ import type { DnsResolver } from '../../dns/resolver.js';
 import type { FailMode } from '../../scanner/policy.js';
 import type { Scanner } from '../../scanner/verdict.js';
 import type { Spool } from '../../storage/spool.js';
+import { guardCommands } from './command-guard.js';
 import { ConnectionLimits } from './connection-limits.js';
 import { envelopeFrom, receiveData, type ReceivedData } from './data.js';
 import { smtpError, temporaryFailure } from './replies.js';
@@ -26,6 +27,9 @@ export interface InboundSettings {
   maxConnectionsPerIp: number;
   connectionRatePerIp: number;
   maxRecipients: number;
+  /** Junk commands and error replies per session between accepted messages (./command-guard). */
+  maxJunkCommands: number;
+  maxErrors: number;
   socketTimeoutMs: number;
   /** Load balancers allowed to send a PROXY header; empty: PROXY protocol off. */
   proxyFrom: readonly string[];
@@ -123,6 +127,7 @@ export async function startInboundServer(deps: InboundDeps): Promise<InboundServ
       });
     },
   });
+  guardCommands(server, { maxJunkCommands: settings.maxJunkCommands, maxErrors: settings.maxErrors }, logger);
   server.on('error', (err) => logger.error({ err: err.message }, 'inbound listener error'));
   await new Promise<void>((resolve, reject) => {
     server.server.once('error', reject);
