@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from './db.js';
+import { compiledInsert } from './compiled-insert.js';
 import { inRelaxedTransaction } from './transaction.js';
 import type { RequestLogRow } from './tables.js';
 import { containsPattern, paginate, type Page, type PageQuery } from './paginate.js';
@@ -23,14 +24,20 @@ export interface RequestLogsRepo {
   deleteOlderThan(cutoff: string, batch: number): Promise<number>;
 }
 
+const requestLogColumns = [
+  'id', 'team_id', 'api_key_id', 'created_at', 'method', 'endpoint', 'path', 'response_status', 'user_agent', 'source',
+  'request_id', 'latency_ms', 'email_id', 'request_body', 'response_body',
+] as const satisfies readonly (keyof RequestLogRow)[];
+
 export function requestLogsRepo(db: Db): RequestLogsRepo {
+  const insertRow = compiledInsert<RequestLogRow>(db, 'request_logs', requestLogColumns);
   return {
     async insertMany(rows) {
       if (rows.length === 0) return;
       // One transaction for the whole batch: one fsync, however many requests it holds.
-      // Single-row inserts share one cached statement; a multi-row insert would be new SQL per size.
+      // Single-row inserts share one statement; a multi-row insert would be new SQL per size.
       await inRelaxedTransaction(db, async (trx) => {
-        for (const row of rows) await trx.insertInto('request_logs').values(row).execute();
+        for (const row of rows) await insertRow(trx, row);
       });
     },
     list(teamId, filter, page) {
