@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import nodemailer from 'nodemailer';
 
 // A steady mixed load for fault tests and bench/faults: each worker alternates an authenticated
 // GET and a POST /emails (each send with its own Idempotency-Key), and records every answer with
@@ -104,4 +105,103 @@ export function summarise(records: readonly LoadRecord[]): string {
     counts.set(label, (counts.get(label) ?? 0) + 1);
   }
   return [...counts].sort().map(([k, v]) => `${k}: ${v}`).join(', ');
+}
+
+/** A side load whose answers are kept by its own kind (batch sends, inbound SMTP). */
+export interface SideLoad {
+  records: SideRecord[];
+  /** What was taken: batch Idempotency-Key → email ids; inbound message number → received id. */
+  accepted: Map<string, string[]>;
+  stop(): Promise<void>;
+}
+
+export interface SideRecord {
+  at: number;
+  ms: number;
+  /** HTTP status or SMTP reply code; 0 when no answer came. */
+  status: number;
+  error?: string;
+}
+
+/**
+ * Workers posting POST /emails/batch (`size` emails each, each batch with its own
+ * Idempotency-Key); the ids of every batch answered 200 are kept.
+ */
+export function startBatchLoad(options: { baseUrl: string; token: string; workers: number; size: number; hangMs: number; body(n: number, i: number): unknown }): SideLoad {
+  const records: SideRecord[] = [];
+  const accepted = new Map<string, string[]>();
+  const started = performance.now();
+  let running = true;
+  let counter = 0;
+  const worker = async () => {
+    while (running) {
+      const n = counter++;
+      const key = `batch-${n}`;
+      const at = performance.now();
+      const record: SideRecord = { at: Math.round(at - started), ms: 0, status: 0 };
+      try {
+        const res = await fetch(`${options.baseUrl}/emails/batch`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${options.token}`, 'content-type': 'application/json', 'idempotency-key': key, 'user-agent': 'svc-faults/1.0' },
+          body: JSON.stringify(Array.from({ length: options.size }, (_, i) => options.body(n, i))),
+          signal: AbortSignal.timeout(options.hangMs),
+        });
+        const text = await res.text();
+        record.status = res.status;
+        if (res.status === 200) accepted.set(key, (JSON.parse(text) as { data: { id: string }[] }).data.map((d) => d.id));
+        else record.error = text.slice(0, 200);
+      } catch (err) {
+        record.error = (err as Error).message;
+      }
+      record.ms = Math.round(performance.now() - at);
+      records.push(record);
+      await sleep(record.status === 200 ? 20 : 100);
+    }
+  };
+  const workers = Array.from({ length: options.workers }, () => worker());
+  return { records, accepted, async stop() { running = false; await Promise.all(workers); } };
+}
+
+/**
+ * Workers delivering messages to svc's inbound SMTP listener, one session per message (a client
+ * reconnects after a crash anyway). Every message answered 250 is kept with the id svc named in
+ * its reply (`queued as <id>`); anything else is the sender's to retry, as SMTP clients do.
+ */
+export function startInboundLoad(options: { host: string; port: number; workers: number; from: string; to: string; hangMs: number }): SideLoad {
+  const records: SideRecord[] = [];
+  const accepted = new Map<string, string[]>();
+  const started = performance.now();
+  let running = true;
+  let counter = 0;
+  const worker = async () => {
+    while (running) {
+      const n = counter++;
+      const at = performance.now();
+      const record: SideRecord = { at: Math.round(at - started), ms: 0, status: 0 };
+      const transport = nodemailer.createTransport({
+        host: options.host, port: options.port, secure: false, ignoreTLS: true,
+        connectionTimeout: options.hangMs, greetingTimeout: options.hangMs, socketTimeout: options.hangMs,
+      });
+      try {
+        const info = await transport.sendMail({
+          envelope: { from: options.from, to: [options.to] }, from: options.from, to: options.to,
+          subject: `Inbound soak ${n}`, text: `Inbound message ${n}`, messageId: `<inbound-${n}-${started.toFixed(0)}@soak.example>`,
+        });
+        record.status = Number(info.response.slice(0, 3));
+        const id = /queued as (\S+)/.exec(info.response)?.[1];
+        if (id) accepted.set(String(n), [id]);
+      } catch (err) {
+        const e = err as { responseCode?: number; message: string };
+        record.status = e.responseCode ?? 0;
+        record.error = e.message;
+      } finally {
+        transport.close();
+      }
+      record.ms = Math.round(performance.now() - at);
+      records.push(record);
+      await sleep(record.status === 250 ? 20 : 100);
+    }
+  };
+  const workers = Array.from({ length: options.workers }, () => worker());
+  return { records, accepted, async stop() { running = false; await Promise.all(workers); } };
 }
