@@ -29,6 +29,11 @@
 // FAULTS_FLUSHES (3), FAULTS_WORKERS (4 API senders), FAULTS_BATCH_WORKERS (1),
 // FAULTS_BATCH_SIZE (5), FAULTS_INBOUND_WORKERS (2). Exit code 1 when anything was lost or
 // duplicated (webhook repeats under one `wh-id` are allowed).
+//
+// Then a separate svc runs under strace (test/helpers/fsync-probe.ts) for FAULTS_FSYNC_N (200)
+// sends and as many inbound messages: "fsync before reply" counts the 200s and 250s checked and
+// those not preceded by an fsync of what they promise (must be 0), and the same run under
+// eatmydata (fsync a no-op) must flag every reply. Skipped, with the reason, without strace.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -44,6 +49,7 @@ import { startWebhookReceiver, type WebhookReceiver } from '../test/helpers/webh
 import { publish, type WireRecord } from '../test/domains/support.js';
 import { mailZone } from '../test/emails/support.js';
 import type { TestDnsServer } from '../test/helpers/dns-server.js';
+import { probeUnavailable, runFsyncProbe } from '../test/helpers/fsync-probe.js';
 
 const KILLS = intFromEnv('FAULTS_KILLS', 20);
 const SIGTERMS = intFromEnv('FAULTS_SIGTERMS', 3);
@@ -53,6 +59,7 @@ const WORKERS = intFromEnv('FAULTS_WORKERS', 4);
 const BATCH_WORKERS = intFromEnv('FAULTS_BATCH_WORKERS', 1);
 const BATCH_SIZE = intFromEnv('FAULTS_BATCH_SIZE', 5);
 const INBOUND_WORKERS = intFromEnv('FAULTS_INBOUND_WORKERS', 2);
+const FSYNC_N = intFromEnv('FAULTS_FSYNC_N', 200);
 /** The email events the soak's webhook endpoint subscribes to. */
 const HOOK_EVENTS = ['email.sent', 'email.delivered', 'email.delivery_delayed', 'email.bounced', 'email.failed', 'email.received'];
 
@@ -139,7 +146,8 @@ try {
   svc.proc.kill('SIGTERM');
   await svc.exited;
   const bad = report(phases, load, mixed, drained, inbound, hooks);
-  process.exitCode = bad ? 1 : 0;
+  const fsyncBad = await fsyncBeforeReply();
+  process.exitCode = bad || fsyncBad ? 1 : 0;
 } catch (err) {
   console.error(err);
   process.exitCode = 1;
@@ -396,4 +404,20 @@ async function webhookOutcome(phases: Phase[], mixed: Mixed, load: Load, timeout
   } finally {
     db.close();
   }
+}
+
+/** The strace probe: an fsync before every 200/250, and the probe fails when fsync is disabled. */
+async function fsyncBeforeReply(): Promise<boolean> {
+  const unavailable = probeUnavailable({ eatmydata: true });
+  if (unavailable) {
+    console.log(`fsync before reply: not checked (${unavailable})`);
+    return false;
+  }
+  const on = await runFsyncProbe({ sends: FSYNC_N, receives: FSYNC_N });
+  const off = await runFsyncProbe({ sends: FSYNC_N, receives: FSYNC_N, eatmydata: true });
+  const checked = on.http + on.smtp;
+  console.log(`fsync before reply: ${checked} replies checked (${on.http} 200s to POST /emails, ${on.smtp} 250s after DATA), ${on.violations.length} violations; ` +
+    `fsyncs seen: database ${on.fsyncs.database}, spool ${on.fsyncs.spool}`);
+  console.log(`fsync before reply, fsync disabled (eatmydata): ${off.violations.length} of ${off.http + off.smtp} replies flagged (the probe must flag them all)`);
+  return on.violations.length > 0 || checked !== 2 * FSYNC_N || off.http + off.smtp !== 2 * FSYNC_N || off.violations.length !== 2 * FSYNC_N;
 }
