@@ -162,9 +162,11 @@ try {
 
 /** Injects one fault `count` times, 1-3 s of load apart, timing each recovery. */
 async function runPhase(phases: Phase[], load: Load, mixed: Mixed, fault: string, count: number, inject: () => Promise<void>): Promise<void> {
-  const before = new Set(load.accepted.keys());
-  const batchBefore = new Set(mixed.batch.accepted.keys());
-  const inboundBefore = new Set(mixed.inbound.accepted.keys());
+  // The first phase also owns what was accepted before its first injection.
+  const first = phases.length === 0;
+  const before = new Set(first ? [] : load.accepted.keys());
+  const batchBefore = new Set(first ? [] : mixed.batch.accepted.keys());
+  const inboundBefore = new Set(first ? [] : mixed.inbound.accepted.keys());
   const phase: Phase = { fault, injections: 0, keys: [], batchKeys: [], inboundKeys: [], from: phases.at(-1)?.to ?? 0, to: 0, recoveries: [] };
   for (let i = 0; i < count; i++) {
     await sleep(1000 + Math.random() * 2000);
