@@ -74,7 +74,12 @@ export function openSpool(dir: string): Spool {
       const target = pathOf(toKey);
       await ensureDir(dirname(target));
       await link(pathOf(fromKey), target);
-      await syncDir(dirname(target));
+      // A name whose folder could not be made durable (a full disk) is not left behind: the
+      // caller stores nothing, so nothing may look stored.
+      await syncDir(dirname(target)).catch(async (err: unknown) => {
+        await unlink(target).catch(() => undefined);
+        throw err;
+      });
     },
     async remove(key) {
       try {
@@ -130,6 +135,7 @@ function writer(key: string, path: string, handle: FileHandle, syncName?: () => 
       size += chunk.length;
     },
     async finish() {
+      // On failure (ENOSPC, EIO) the caller aborts: the file goes, whatever was written of it.
       await handle.sync();
       await close();
       await syncName?.();
