@@ -49,7 +49,12 @@ const refusals: Record<LineProblem, string> = {
 export async function receiveData(deps: DataDeps, stream: SMTPServerDataStream, session: SMTPServerSession, routes: RecipientRoute[]): Promise<string> {
   // Received mail is written straight at its first record's name; reports only pass through.
   const plannedId = routes.some((r) => r.kind === 'received') ? newId() : undefined;
-  const writer = await deps.spool.create(plannedId ? receivedRawKey(plannedId) : undefined).catch((err: unknown) => { throw storageReply(err); });
+  const refuseIfFull = (err: unknown) => {
+    const reply = storageReply(err);
+    if (reply !== err) deps.logger.warn({ session: session.id, code: (err as { code?: string }).code }, 'message refused: storage full, answered 452');
+    return reply;
+  };
+  const writer = await deps.spool.create(plannedId ? receivedRawKey(plannedId) : undefined).catch((err: unknown) => { throw refuseIfFull(err); });
   let kept = false;
   try {
     const header = receivedHeader(deps, session, deps.clock.now());
@@ -73,7 +78,7 @@ export async function receiveData(deps: DataDeps, stream: SMTPServerDataStream, 
     kept = true;
     return reply;
   } catch (err) {
-    throw storageReply(err);
+    throw refuseIfFull(err);
   } finally {
     // Once stored, the records own their names (the planned one included); an incoming name is
     // never needed again. Unstored, the file goes.

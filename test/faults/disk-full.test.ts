@@ -129,6 +129,9 @@ async function run(rig: Rig): Promise<void> {
     const refused = sends.filter((s) => s.status === 503);
     t.ok(refused.length >= 1, 'the full disk was refused with 503');
     for (const r of refused) t.match(r.body, { statusCode: 503, name: 'service_unavailable', message: /storage/i }, 'the spec\'s error body');
+    const logged = svc.output().stdout.split('\n').filter((l) => l.includes('request refused: storage unavailable'));
+    t.comment(`logged causes: ${[...new Set(logged.map((l) => (JSON.parse(l) as { code?: string }).code))].join(', ')}`);
+    t.ok(logged.length >= refused.length, 'each refusal is logged with its cause');
   });
 
   t.test('with the disk full, inbound SMTP answers 452 (or 451), never 5xx', async (t) => {
