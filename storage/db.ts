@@ -6,8 +6,23 @@ import { Migrator, type MigrationResultSet } from 'kysely/migration';
 import type { DatabaseSchema } from './tables.js';
 import { migrations } from './migrations/index.js';
 import { BoundValuesPlugin } from './bound-values-plugin.js';
+import { WalSync } from './wal-sync.js';
 
 export type Db = Kysely<DatabaseSchema>;
+
+const walSyncs = new WeakMap<Db, WalSync>();
+
+/**
+ * The WAL fsync of a database opened with synchronous=FULL, for write paths that commit with
+ * NORMAL and then wait for this fsync off the event loop (emails-tx.ts). Undefined for a
+ * transaction handle or a database opened with NORMAL: such callers keep SQLite's own commit.
+ */
+export function walSyncOf(db: Db): WalSync | undefined {
+  return walSyncs.get(db);
+}
+
+/** How long a statement waits for another process's write lock before SQLITE_BUSY. */
+export const BUSY_TIMEOUT_MS = 5000;
 
 export interface OpenDatabaseOptions {
   path: string;
@@ -29,7 +44,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   sqlite.pragma(`synchronous = ${options.synchronous}`);
   sqlite.pragma('foreign_keys = ON');
   // Several roles may share the file; wait for a writer instead of failing at once.
-  sqlite.pragma('busy_timeout = 5000');
+  sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   // SQLite's lower() and LIKE fold ASCII only; "case-insensitive" searches fold with this instead.
   sqlite.function('svc_casefold', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v) as string);
   const db = new Kysely<DatabaseSchema>({
@@ -37,7 +52,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
     plugins: [new BoundValuesPlugin()],
   });
   await migrateToLatest(db);
-  return { db, sqlite, close: () => db.destroy() };
+  const walSync = options.synchronous === 'FULL' ? new WalSync(`${options.path}-wal`) : undefined;
+  if (walSync) walSyncs.set(db, walSync);
+  return { db, sqlite, close: async () => { await walSync?.close(); await db.destroy(); } };
 }
 
 /**
