@@ -58,10 +58,11 @@ export function emailsService(deps: EmailsServiceDeps) {
   // Group commit: sends answered in the same event-loop turn share one transaction (one fsync);
   // each still gets its 200 only once its rows are on disk.
   const batcher = commitBatcher(deps.db);
-  const prepare = async (caller: Caller, input: SendEmailInput, batch: { pending: Map<string, number> } | undefined): Promise<PreparedEmail> => {
+  const prepare = async (caller: Caller, input: SendEmailInput, batch: BatchMemo | undefined): Promise<PreparedEmail> => {
     const now = deps.clock.now();
     const send = normaliseSend(input, now);
-    const domain = await deps.domains.sendingDomain(caller.teamId, send.from.domain);
+    // A batch's emails nearly always share their from-domain: looked up (and its key opened) once.
+    const domain = await memo(batch?.domains, send.from.domain, () => deps.domains.sendingDomain(caller.teamId, send.from.domain));
     if (!domain) {
       throw validationError(403, 'from', `The ${send.from.domain} domain is not verified. Please add and verify your domain.`);
     }
@@ -110,12 +111,12 @@ export function emailsService(deps: EmailsServiceDeps) {
       if (!Array.isArray(inputs) || inputs.length === 0) throw validationError(422, 'body', 'A batch holds 1 to 100 emails.');
       if (inputs.length > maxBatch) throw validationError(422, 'body', `A batch holds at most ${maxBatch} emails (got ${inputs.length}).`);
       return runIdempotent(deps, caller.teamId, idempotencyKey, requestDigest(`/emails/batch:${mode}`, inputs), async (remember) => {
-        const pending = new Map<string, number>();
+        const memos: BatchMemo = { pending: new Map(), domains: new Map() };
         const prepared: PreparedEmail[] = [];
         const errors: { index: number; message: string }[] = [];
         for (const [index, input] of inputs.entries()) {
           try {
-            prepared.push(await prepare(caller, input, { pending }));
+            prepared.push(await prepare(caller, input, memos));
           } catch (err) {
             if (!(err instanceof ServiceError) || mode === 'strict') throw err instanceof ServiceError ? atIndex(err, index) : err;
             errors.push({ index, message: err.message });
@@ -141,6 +142,22 @@ export function emailsService(deps: EmailsServiceDeps) {
 }
 
 export type EmailsService = ReturnType<typeof emailsService>;
+
+/** What the emails of one batch share: bulk counts so far, and from-domain lookups. */
+interface BatchMemo {
+  pending: Map<string, number>;
+  domains: Map<string, Promise<unknown>>;
+}
+
+function memo<T>(cache: Map<string, Promise<unknown>> | undefined, key: string, load: () => Promise<T>): Promise<T> {
+  if (!cache) return load();
+  let found = cache.get(key) as Promise<T> | undefined;
+  if (!found) {
+    found = load();
+    cache.set(key, found);
+  }
+  return found;
+}
 
 /** A strict batch refuses whole, naming the item. */
 function atIndex(err: ServiceError, index: number): ServiceError {
