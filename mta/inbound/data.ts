@@ -8,6 +8,7 @@ import { decideScan, type FailMode, type ScanDecision } from '../../scanner/poli
 import type { Scanner, Verdict } from '../../scanner/verdict.js';
 import { receivedRawKey, type Spool, type SpoolWriter } from '../../storage/spool.js';
 import { newId } from '../../core/ids.js';
+import { HEADER_LIMIT, headerSectionSize, notAuthenticated, withKeyLookupBudget } from './auth-bounds.js';
 import { authenticateMessage, type AuthSummary } from './authenticate.js';
 import { LineGuard, type LineProblem } from './line-guard.js';
 import { smtpError, storageReply } from './replies.js';
@@ -65,7 +66,7 @@ export async function receiveData(deps: DataDeps, stream: SMTPServerDataStream, 
     const receivedAt = deps.clock.now();
     const [decision, auth] = await Promise.all([
       verdict.then((v) => decideScan({ enabled: deps.scanner.enabled, failMode: deps.failMode }, v)),
-      authenticateMessage(raw, { ip: session.remoteAddress, helo: session.hostNameAppearsAs || '', sender: envelopeFrom(session), hostname: deps.hostname }, deps.resolver, deps.authDeadlineMs),
+      authenticate(deps, raw, session),
       writer.finish(),
     ]);
     if (decision.action === 'tempfail') {
@@ -130,6 +131,17 @@ async function consume(deps: DataDeps, stream: SMTPServerDataStream, writer: Spo
   const verdict: Promise<Verdict | 'too_big'> = tooBig ? scanned!.then(() => 'too_big' as const) : (scanned ?? Promise.resolve({ kind: 'error', reason: 'scanning is off' }));
   if (stream.sizeExceeded || guard.problem) verdict.catch(() => undefined);
   return { guard, chunks, verdict };
+}
+
+/** SPF/DKIM/DMARC/ARC within svc's bounds (./auth-bounds): a huge header section is not checked. */
+function authenticate(deps: DataDeps, raw: Buffer, session: SMTPServerSession): Promise<AuthSummary> {
+  const headerBytes = headerSectionSize(raw);
+  if (headerBytes > HEADER_LIMIT) {
+    deps.logger.info({ session: session.id, headerBytes }, 'header section too large: not authenticated');
+    return Promise.resolve(notAuthenticated(`header section of ${headerBytes} octets is over the ${HEADER_LIMIT} octet limit`));
+  }
+  const context = { ip: session.remoteAddress, helo: session.hostNameAppearsAs || '', sender: envelopeFrom(session), hostname: deps.hostname };
+  return authenticateMessage(raw, context, withKeyLookupBudget(deps.resolver), deps.authDeadlineMs);
 }
 
 export const envelopeFrom = (session: SMTPServerSession): string => (session.envelope.mailFrom ? session.envelope.mailFrom.address : '');
