@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSvc, type SvcProcess } from './faults-svc.js';
@@ -208,7 +208,8 @@ export async function runFsyncProbe(options: FsyncProbeOptions): Promise<FsyncPr
     await svc.ready(90_000);
     const answered = await drive(svc, dns, options);
     await stop(svc);
-    return { ...checkFsyncBeforeReplies(readFileSync(traceFile, 'utf8'), dataDir), answered };
+    // strace -yy prints resolved paths: compare with the folder's real path (tmpdir may be a link).
+    return { ...checkFsyncBeforeReplies(readFileSync(traceFile, 'utf8'), realpathSync(dataDir)), answered };
   } finally {
     if (svc) await stop(svc).catch(() => undefined);
     await redis.stop();
