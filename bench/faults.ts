@@ -140,6 +140,7 @@ try {
   });
   await runPhase(phases, load, mixed, 'redis FLUSHALL', FLUSHES, async () => { await redis.command('FLUSHALL'); });
   await Promise.all([load.stop(), mixed.batch.stop(), mixed.inbound.stop()]);
+  claimLeftovers(phases, load, mixed);
   const drained = await drain(180_000);
   const hooks = await webhookOutcome(phases, mixed, load, 120_000);
   const inbound = await inboundOutcome(phases, mixed);
@@ -288,6 +289,18 @@ function statusCounts(records: readonly { status: number }[]): string {
   const counts = new Map<number, number>();
   for (const r of records) counts.set(r.status, (counts.get(r.status) ?? 0) + 1);
   return [...counts].sort((a, b) => a[0] - b[0]).map(([k, v]) => `${k}: ${v}`).join(', ');
+}
+
+/** Requests still in flight when the last phase closed were answered while it ran: they are its. */
+function claimLeftovers(phases: Phase[], load: Load, mixed: Mixed): void {
+  const last = phases.at(-1)!;
+  const taken = (pick: (p: Phase) => string[]) => new Set(phases.flatMap(pick));
+  const api = taken((p) => p.keys);
+  const batch = taken((p) => p.batchKeys);
+  const inbound = taken((p) => p.inboundKeys);
+  last.keys.push(...[...load.accepted.keys()].filter((k) => !api.has(k)));
+  last.batchKeys.push(...[...mixed.batch.accepted.keys()].filter((k) => !batch.has(k)));
+  last.inboundKeys.push(...[...mixed.inbound.accepted.keys()].filter((k) => !inbound.has(k)));
 }
 
 /** Starts the batch and inbound side loads (same ports across restarts). */
