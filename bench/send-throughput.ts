@@ -111,7 +111,14 @@ async function untilDeliveredOrStalled(delivered: () => Promise<number>, target:
   }
 }
 
-interface SvcFigures { acceptPerSec: number; endToEndPerSec: number; seconds: number; p50: number; p99: number; peakRssMb: number; latencyPerSec: number }
+interface SvcFigures { acceptPerSec: number; endToEndPerSec: number; seconds: number; p50: number; p99: number; peakRssMb: number; latencyPerSec: number; apiCpuMs: number; outboundCpuMs: number }
+
+/** CPU seconds (user + system) a child process has used so far, from /proc. */
+function childCpuSeconds(pid: number | undefined): number {
+  if (pid === undefined) return 0;
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
 
 async function runSvc(sinkPort: number): Promise<SvcFigures> {
   const redis = await startTestRedis();
@@ -135,6 +142,8 @@ async function runSvc(sinkPort: number): Promise<SvcFigures> {
     await sleep(1500);
     const item = (i: number) => ({ from: 'Bench <bench@bench-sender.net>', to: `sink${i}@sink.test.net`, subject: `Bench message ${i}`, text: BODY });
     const started = performance.now();
+    const apiCpuBefore = process.cpuUsage();
+    const outboundCpuBefore = childCpuSeconds(outbound.pid);
     let next = 0;
     await Promise.all(Array.from({ length: CLIENTS }, async () => {
       while (next < MESSAGES) {
@@ -149,6 +158,9 @@ async function runSvc(sinkPort: number): Promise<SvcFigures> {
     await untilDeliveredOrStalled(delivered, MESSAGES, db);
     const total = (performance.now() - started) / 1000;
     const count = await delivered();
+    const apiCpu = process.cpuUsage(apiCpuBefore);
+    const apiCpuMs = (apiCpu.user + apiCpu.system) / 1000 / Math.max(count, 1);
+    const outboundCpuMs = ((childCpuSeconds(outbound.pid) - outboundCpuBefore) * 1000) / Math.max(count, 1);
 
     // Latency of single sends (each durable before its 200), 10 at a time.
     const latencies: number[] = [];
@@ -168,7 +180,7 @@ async function runSvc(sinkPort: number): Promise<SvcFigures> {
     const pct = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]!;
     return {
       acceptPerSec: MESSAGES / accepted, endToEndPerSec: count / total, seconds: total,
-      p50: pct(0.5), p99: pct(0.99), peakRssMb: process.resourceUsage().maxRSS / 1024, latencyPerSec,
+      p50: pct(0.5), p99: pct(0.99), peakRssMb: process.resourceUsage().maxRSS / 1024, latencyPerSec, apiCpuMs, outboundCpuMs,
     };
   } finally {
     if (outbound) {
@@ -200,6 +212,7 @@ async function main(): Promise<void> {
     console.log(`\nsvc / Postfix, end to end: ${(svc.endToEndPerSec / postfix.endToEndPerSec).toFixed(2)}×`);
     console.log(`POST /emails (single, 10 concurrent): p50 ${svc.p50.toFixed(1)} ms, p99 ${svc.p99.toFixed(1)} ms, ${svc.latencyPerSec.toFixed(0)} req/s`);
     console.log(`svc peak RSS (API process with the bench client): ${svc.peakRssMb.toFixed(0)} MiB`);
+    console.log(`svc CPU per delivered message: API process ${svc.apiCpuMs.toFixed(2)} ms (with the bench client), outbound process ${svc.outboundCpuMs.toFixed(2)} ms (with its signing threads)`);
     if (process.argv.includes('--crash') || process.env.BENCH_CRASH === '1') {
       console.log('\ncrash rig: 2,000 emails, kill -9 the outbound process 10 times during delivery …');
       const result = await runCrashRig({ emails: 2000, kills: 10, replyDelayMs: 20, concurrency: 10 });
