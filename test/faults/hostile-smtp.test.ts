@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import { fakeSendingDomains } from '../helpers/sending.js';
 import { hostileClient, type HostileClient } from './client-hostile.js';
 import { startHostileRig } from './rig-hostile.js';
 
@@ -45,12 +46,12 @@ t.test('bare LF ends a command line; a bare CR inside a command never splits it 
   t.match(await c.reply(), /^250 /, 'NOOP ended by a bare LF is one command');
   // A hidden second command behind a bare CR: smtp-server would read the CR as a space and take
   // the rest as parameters; svc refuses the line (mta/inbound/command-guard.ts).
-  c.write('MAIL FROM:<a@far.example>\rRCPT TO:<victim@other.example>\r\n');
+  c.write('MAIL FROM:<a@far.example>\rRCPT TO:<victim@other-victim.net>\r\n');
   t.match(await c.reply(), /^501 5\.5\.2 /, 'MAIL with a bare CR inside is refused');
   t.match(await c.command('MAIL FROM:<a@far.example>'), /^250 /, 'the session goes on, no transaction was open');
-  c.write('RCPT TO:<desk@hostile-inbox.net>\rRCPT TO:<victim@other.example>\r\n');
+  c.write('RCPT TO:<desk@hostile-inbox.net>\rRCPT TO:<victim@other-victim.net>\r\n');
   t.match(await c.reply(), /^501 5\.5\.2 /, 'RCPT with a bare CR inside is refused');
-  c.write('NOOP\0RCPT TO:<victim@other.example>\r\n');
+  c.write('NOOP\0RCPT TO:<victim@other-victim.net>\r\n');
   t.match(await c.reply(), /^501 5\.5\.2 /, 'a NUL inside a command too');
   t.match(await c.command('NOOP'), /^250 /, 'the next reply belongs to the next command: nothing was split off');
   t.match(await c.command('DATA'), /^503 /, 'no recipient was taken from any of those lines');
@@ -82,7 +83,7 @@ t.test('bare CR in DATA across TCP segments: a CR ending one write and LF starti
   await c.command('MAIL FROM:<x@far.example>');
   await c.command('RCPT TO:<desk@hostile-inbox.net>');
   await c.command('DATA');
-  t.match(await c.sendRawReply('From: x@far.example\r\nSubject: header cr\rBcc: victim@other.example\r\n\r\nbody\r\n.\r\n'), /^554 5\.6\.0 /, 'a bare CR hiding a header is refused');
+  t.match(await c.sendRawReply('From: x@far.example\r\nSubject: header cr\rBcc: victim@other-victim.net\r\n\r\nbody\r\n.\r\n'), /^554 5\.6\.0 /, 'a bare CR hiding a header is refused');
   t.match(await c.command('NOOP'), /^250 /, 'the session survives the refusals');
   const seen = await subjects();
   t.ok(seen.includes('split crlf'));
@@ -191,20 +192,20 @@ t.test('STARTTLS command injection: commands pipelined behind STARTTLS in plaint
 
 t.test('open-relay tricks are refused and nothing is delivered anywhere', async (t) => {
   const relay = [
-    'user%other.example@hostile-inbox.net', // the percent hack
-    'other.example!user@hostile-inbox.net', // a bang path
-    '"user@other.example"@hostile-inbox.net', // a quoted local part holding a foreign address
-    '"user%other.example"@hostile-inbox.net',
-    '@a.example:user@b.example', // a source route (stripped by RFC 5321 appendix C) to a foreign domain
-    '@hostile-inbox.net:user@other.example', // a source route through svc's own domain
-    '@a.example,@hostile-inbox.net:user@victim.example',
-    'user@other.example', // a plain foreign domain
-    'user@other.example@hostile-inbox.net',
-    'user@hostile-inbox.net@other.example',
+    'user%other-victim.net@hostile-inbox.net', // the percent hack
+    'other-victim.net!user@hostile-inbox.net', // a bang path
+    '"user@other-victim.net"@hostile-inbox.net', // a quoted local part holding a foreign address
+    '"user%other-victim.net"@hostile-inbox.net',
+    '@a-victim.net:user@b-victim.net', // a source route (stripped by RFC 5321 appendix C) to a foreign domain
+    '@hostile-inbox.net:user@other-victim.net', // a source route through svc's own domain
+    '@a-victim.net,@hostile-inbox.net:user@victim-target.net',
+    'user@other-victim.net', // a plain foreign domain
+    'user@other-victim.net@hostile-inbox.net',
+    'user@hostile-inbox.net@other-victim.net',
     'user@[127.0.0.1]', // an address literal
-    'user@other.example.', // a trailing dot
-    'postmaster@victim.example',
-    'user@hostile-inbox.net.other.example',
+    'user@other-victim.net.', // a trailing dot
+    'postmaster@victim-target.net',
+    'user@hostile-inbox.net.other-victim.net',
   ];
   const before = await rig.receivedRows();
   for (const address of relay) {
@@ -221,9 +222,9 @@ t.test('open-relay tricks are refused and nothing is delivered anywhere', async 
 t.test('a relay attempt next to a real recipient: only the receiving domain gets the message, nothing leaves', async (t) => {
   const c = await session(t);
   await c.command('MAIL FROM:<spammer@far.example>');
-  t.match(await c.command('RCPT TO:<user%other.example@hostile-inbox.net>'), /^550 /);
-  t.match(await c.command('RCPT TO:<victim@other.example>'), /^550 /);
-  t.match(await c.command('RCPT TO:<@other.example:desk@hostile-inbox.net>'), /^250 /, 'a source route to svc\'s own domain is ignored (RFC 5321 appendix C): local delivery');
+  t.match(await c.command('RCPT TO:<user%other-victim.net@hostile-inbox.net>'), /^550 /);
+  t.match(await c.command('RCPT TO:<victim@other-victim.net>'), /^550 /);
+  t.match(await c.command('RCPT TO:<@other-victim.net:desk@hostile-inbox.net>'), /^250 /, 'a source route to svc\'s own domain is ignored (RFC 5321 appendix C): local delivery');
   t.match(await c.command('DATA'), /^354 /);
   const reply = await c.sendRawReply(message('mixed relay'));
   t.match(reply, /^250 /);
@@ -261,7 +262,7 @@ t.test('command floods: a bounded number of replies, then 421 and the connection
   t.ok(unknown.length <= 10, `unknown commands: ${unknown.length} replies`);
   t.match(unknown.at(-1), /^421 /, "smtp-server's own bound: 421 after 10 unknown commands");
 
-  const relay = await flood('MAIL FROM:<spam@far.example>\r\n' + Array.from({ length: 3000 }, (_, i) => `RCPT TO:<u${i}@other.example>\r\n`).join(''), 22);
+  const relay = await flood('MAIL FROM:<spam@far.example>\r\n' + Array.from({ length: 3000 }, (_, i) => `RCPT TO:<u${i}@other-victim.net>\r\n`).join(''), 22);
   t.equal(relay.filter((r) => r.startsWith('550 ')).length, 21, 'smtp_max_errors (20) relay refusals, one more');
   t.match(relay.at(-1), /^421 4\.7\.0 Too many errors/, 'then 421');
 
@@ -302,3 +303,15 @@ t.test('command floods: a bounded number of replies, then 421 and the connection
   await nothingDeliveredAnywhere(t);
 });
 
+
+// Last, as a control: the rig's outbound path does deliver to the fake MX, so the "nothing
+// delivered anywhere" checks above could have seen a leak.
+t.test('control: a real API send to the same foreign domain does reach the fake MX', async (t) => {
+  fakeSendingDomains(rig.app, rig.dns).add({ teamId: team.teamId, name: 'sender-hostile.net' });
+  const sent = await rig.api(team.token, 'POST', '/emails', { from: 'hello@sender-hostile.net', to: 'user@other-victim.net', subject: 'control', text: 'control' });
+  t.equal(sent.status, 200, JSON.stringify(sent.body));
+  const until = Date.now() + 20_000;
+  while (rig.mx.received.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+  t.equal(rig.mx.received.length, 1, 'delivered to the fake MX');
+  t.equal(rig.mx.received[0]?.rcptTo, 'user@other-victim.net');
+});

@@ -29,7 +29,7 @@ export interface HostileRig {
 }
 
 /** Domains a relay attempt names: each has an MX in the test zone that leads to the fake MX. */
-export const foreignDomains = ['other.example', 'b.example', 'a.example', 'victim.example'];
+export const foreignDomains = ['other-victim.net', 'b-victim.net', 'a-victim.net', 'victim-target.net'];
 
 export async function startHostileRig(env: Record<string, string> = {}): Promise<HostileRig> {
   const dns = await startDnsServer();
