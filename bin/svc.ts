@@ -9,7 +9,9 @@ import { roles, type Role } from './role-names.js';
 import { readVersion } from './version.js';
 
 const usage = `usage:
-  svc start [--role all|api|inbound|outbound|jobs]   run the appliance (every role by default)
+  svc start [--role all|api|inbound|outbound|jobs] [--regions all|REGION[,REGION…]]
+                                                       run the appliance (every role by default);
+                                                       --regions: the sending regions this process serves
   svc config print                                     the effective configuration, with each key's doc
   svc admin …                                          operator commands over the admin socket (svc admin help)
   svc version`;
@@ -19,7 +21,7 @@ async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'start':
-      return start(loadConfig(), parseRoles(rest));
+      return start(withRegions(loadConfig(), rest), parseRoles(rest));
     case 'config':
       if (rest[0] !== 'print') break;
       process.stdout.write(describeConfig(loadConfig()));
@@ -34,10 +36,25 @@ async function main(argv: string[]): Promise<number> {
   return 2;
 }
 
+function option(args: string[], name: string): string | undefined {
+  const at = args.indexOf(name);
+  const inline = args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
+  return inline ?? (at >= 0 ? args[at + 1] : undefined);
+}
+
+/**
+ * `--regions` (what svc-outbound@<region>.service passes as its instance) wins over the
+ * `outbound_regions` key; `all` is every region. Names are checked when the outbound role starts.
+ */
+function withRegions(config: Config, args: string[]): Config {
+  const value = option(args, '--regions');
+  if (value === undefined) return config;
+  if (value === '') throw new ConfigError('--regions', 'needs a value: all, or region names separated by commas');
+  return Object.freeze({ ...config, outbound_regions: value === 'all' ? [] : value.split(',').map((r) => r.trim()) });
+}
+
 function parseRoles(args: string[]): Role[] {
-  const at = args.indexOf('--role');
-  const inline = args.find((a) => a.startsWith('--role='))?.slice('--role='.length);
-  const value = inline ?? (at >= 0 ? args[at + 1] : undefined) ?? 'all';
+  const value = option(args, '--role') ?? 'all';
   if (value === 'all') return [...roles];
   const asked = value.split(',');
   for (const role of asked) {

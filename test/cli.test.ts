@@ -88,6 +88,16 @@ t.test('svc start --role with an unknown role exits 1 naming it', async (t) => {
   }
 });
 
+t.test('svc start --regions (the outbound unit\'s instance) names an unknown region and exits 1', async (t) => {
+  const cases = [['start', '--role', 'outbound', '--regions', 'mars-east-1'], ['start', '--role', 'outbound', '--regions=us-east-1,mars-east-1'], ['start', '--role', 'outbound', '--regions=']];
+  // One at a time: each starts the data folder's private Redis.
+  for (const [i, args] of cases.entries()) {
+    const r = await svc(args, cleanEnv({ SVC_HTTP_PORT: '0', SVC_SMTP_PORT: '0' }));
+    t.equal(r.code, 1, args.join(' '));
+    t.match(r.stderr, i < 2 ? /outbound_regions.*unknown region "mars-east-1"/ : /--regions.*needs a value/, args.join(' '));
+  }
+});
+
 t.test('an unknown command prints the usage and exits 2; svc admin with no svc running exits 1 naming the socket', async (t) => {
   const [r, admin] = await Promise.all([svc(['frobnicate'], cleanEnv()), svc(['admin', 'status'], cleanEnv())]);
   t.equal(r.code, 2);

@@ -82,7 +82,7 @@ t.test('every role unit is hardened, runs as svc and shares one Redis', async (t
     };
     for (const [key, value] of Object.entries(expect)) t.equal(one(unit, key), value, `${name} ${key}`);
     t.match(one(unit, 'Unit.After'), /\bsvc-redis\.service\b/, `${name} starts after Redis`);
-    t.equal(one(unit, 'Service.ExecStart'), `${prefix}/bin/svc start --role ${role}`, `${name} runs the installed svc`);
+    t.equal(one(unit, 'Service.ExecStart'), `${prefix}/bin/svc start --role ${role}${role === 'outbound' ? ' --regions %i' : ''}`, `${name} runs the installed svc`);
     const env = unit.get('Service.Environment') ?? [];
     t.ok(env.includes('SVC_DATA_DIR=/var/lib/svc'), `${name} keeps data in the state dir`);
     t.ok(env.includes('SVC_REDIS_URL=unix:///run/svc/redis.sock'), `${name} uses the shared Redis`);
@@ -137,7 +137,7 @@ const hasTool = (bin: string) => spawnSync('sh', ['-c', `command -v ${bin}`]).st
 // It does not look up User=, so the missing svc user is no concern. Lines about units that are not
 // ours (a minimal container without network.target, say) are outside our control: only reported.
 t.test('systemd-analyze verify accepts the installed units', { skip: !hasTool('systemd-analyze') && 'no systemd-analyze here' }, async (t) => {
-  const paths = allUnits.map((name) => join(unitDir, name.replace('@.', '@default.')));
+  const paths = allUnits.map((name) => join(unitDir, name.replace('@.', '@all.')));
   const run = spawnSync('systemd-analyze', ['verify', '--man=no', ...paths], { encoding: 'utf8' });
   const lines = `${run.stdout}${run.stderr}`.split('\n').filter(Boolean);
   const ours = lines.filter((line) => /svc/.test(line));
@@ -151,9 +151,9 @@ t.test('enabling svc.target enables every role', { skip: !hasTool('systemctl') &
   t.equal(run.status, 0, 'systemctl enable');
   // The links point inside the fake root (/etc/systemd/system/…), so they are read, not followed.
   const wants = join(unitDir, 'svc.target.wants');
-  for (const name of ['svc-redis.service', 'svc-api.service', 'svc-inbound.service', 'svc-jobs.service', 'svc-outbound@default.service']) {
+  for (const name of ['svc-redis.service', 'svc-api.service', 'svc-inbound.service', 'svc-jobs.service', 'svc-outbound@all.service']) {
     const link = join(wants, name);
     t.equal(existsSync(wants) && lstatSync(link, { throwIfNoEntry: false })?.isSymbolicLink() && readlinkSync(link),
-      `/etc/systemd/system/${name.replace('@default.', '@.')}`, `${name} is wanted by svc.target`);
+      `/etc/systemd/system/${name.replace('@all.', '@.')}`, `${name} is wanted by svc.target`);
   }
 });

@@ -21,7 +21,7 @@ t.test('every unit scores an exposure of at most 4.5', { skip: !offline && 'no s
     env: { ...process.env, SVC_INSTALL_NO_USER: '1', SVC_INSTALL_LINK: '1', SVC_INSTALL_ETC_DIR: join(tmp, 'etc') }, encoding: 'utf8',
   });
   t.equal(install.status, 0, install.stderr);
-  const units = ['svc-api.service', 'svc-inbound.service', 'svc-outbound@default.service', 'svc-jobs.service', 'svc-redis.service'];
+  const units = ['svc-api.service', 'svc-inbound.service', 'svc-outbound@all.service', 'svc-jobs.service', 'svc-redis.service'];
   for (const unit of units) {
     const run = spawnSync('systemd-analyze', ['security', '--offline=yes', '--no-pager', join(unitDir, unit)], { encoding: 'utf8' });
     const line = /Overall exposure level for \S+: ([\d.]+)/.exec(run.stdout)?.[1];
