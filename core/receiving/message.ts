@@ -1,3 +1,4 @@
+import { Readable } from 'node:stream';
 import { simpleParser, type AddressObject, type Attachment, type ParsedMail } from 'mailparser';
 
 // Reading a received message with mailparser. `html` and `text` are kept exactly as decoded: no
@@ -32,10 +33,22 @@ export class ParseFailed extends Error {}
 
 const asDecoded = { keepCidLinks: true, skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true } as const;
 
+/**
+ * The message as a stream of 64 KiB views (no copies). mailparser handed one large Buffer holds
+ * far more memory while it splits it (measured on a 21.5 MB message: +142 MB peak RSS whole,
+ * +81 MB in pieces), and a server parses several at once.
+ */
+function inPieces(raw: Buffer): Readable {
+  const PIECE = 64 * 1024;
+  return Readable.from((function* () {
+    for (let at = 0; at < raw.length; at += PIECE) yield raw.subarray(at, at + PIECE);
+  })(), { objectMode: false });
+}
+
 export async function parseMessage(raw: Buffer): Promise<ParsedMessage> {
   let mail: ParsedMail;
   try {
-    mail = await simpleParser(raw, asDecoded);
+    mail = await simpleParser(inPieces(raw), asDecoded);
   } catch (err) {
     throw new ParseFailed(`MIME parser: ${(err as Error).message}`);
   }
@@ -62,14 +75,14 @@ export async function parseMessage(raw: Buffer): Promise<ParsedMessage> {
 
 /** The decoded bytes of one part, found again by its position (downloads re-read the raw source). */
 export async function readAttachment(raw: Buffer, position: number): Promise<{ content: Buffer; checksum: string } | undefined> {
-  const mail = await simpleParser(raw, asDecoded);
+  const mail = await simpleParser(inPieces(raw), asDecoded);
   const part = mail.attachments[position];
   return part ? { content: part.content, checksum: part.checksum } : undefined;
 }
 
 /** `html` with cid: references replaced by data URIs of the inline parts (html_format=data_uri). */
 export async function htmlWithDataUris(raw: Buffer): Promise<string | null> {
-  const mail = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true });
+  const mail = await simpleParser(inPieces(raw), { skipHtmlToText: true, skipTextToHtml: true, skipTextLinks: true });
   return typeof mail.html === 'string' ? mail.html : null;
 }
 

@@ -63,6 +63,7 @@ export async function receiveData(deps: DataDeps, stream: SMTPServerDataStream, 
     if (stream.sizeExceeded) return 'oversized'; // smtp-server answers 552 itself (rejectOversized)
     if (guard.problem) throw smtpError(554, refusals[guard.problem]);
     const raw = Buffer.concat(chunks);
+    chunks.length = 0; // the pieces are copied into raw: not held twice while the message is checked and parsed
     const receivedAt = deps.clock.now();
     const [decision, auth] = await Promise.all([
       verdict.then((v) => decideScan({ enabled: deps.scanner.enabled, failMode: deps.failMode }, v)),
