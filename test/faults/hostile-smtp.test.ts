@@ -94,6 +94,7 @@ t.test('bare CR in DATA across TCP segments: a CR ending one write and LF starti
 
 t.test('overlong command lines: refused or closed cleanly, never a crash', async (t) => {
   const c = await session(t);
+  t.match(await c.command(`EHLO ${'h'.repeat(5000)}.example`), /^501 /, 'a 5,000-octet EHLO name (it would go into the Received line)');
   t.match(await c.command(`RCPT TO:<${'a'.repeat(600)}@hostile-inbox.net>`), /^5\d\d /, 'a 600-octet local part (RFC 5321 allows 64)');
   t.match(await c.command(`NOOP ${'x'.repeat(4000)}`), /^250 /, 'a long but bounded line is still one command');
   // Past smtp-server's 16 KiB command line limit: 421 and the connection closes.
