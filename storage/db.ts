@@ -1,11 +1,11 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, SqliteDialect } from 'kysely';
+import { Kysely } from 'kysely';
 import { Migrator, type MigrationResultSet } from 'kysely/migration';
 import type { DatabaseSchema } from './tables.js';
 import { migrations } from './migrations/index.js';
-import { BoundValuesPlugin } from './bound-values-plugin.js';
+import { SvcSqliteDialect } from './sqlite-compiler.js';
 import { WalSync } from './wal-sync.js';
 
 export type Db = Kysely<DatabaseSchema>;
@@ -48,8 +48,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   // SQLite's lower() and LIKE fold ASCII only; "case-insensitive" searches fold with this instead.
   sqlite.function('svc_casefold', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v) as string);
   const db = new Kysely<DatabaseSchema>({
-    dialect: new SqliteDialect({ database: withStatementCache(sqlite, 1000) }),
-    plugins: [new BoundValuesPlugin()],
+    dialect: new SvcSqliteDialect({ database: withStatementCache(sqlite, 1000) }),
   });
   await migrateToLatest(db);
   const walSync = options.synchronous === 'FULL' ? new WalSync(`${options.path}-wal`) : undefined;

@@ -24,7 +24,7 @@ export async function paginate<DB, TB extends keyof DB, O>(
 ): Promise<Page<O>> {
   const id = sql.ref(idColumn);
   let q = query;
-  // CAST: see bound-values-plugin.ts (a bare parameter here re-prepares the statement on every run).
+  // CAST: see sqlite-compiler.ts (a bare parameter here re-prepares the statement on every run).
   if (page.after !== undefined) q = q.where(sql<boolean>`${id} < cast(${page.after} as text)`);
   if (page.before !== undefined) q = q.where(sql<boolean>`${id} > cast(${page.before} as text)`);
   const ascending = page.before !== undefined && page.after === undefined;
