@@ -41,14 +41,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
 import { startFakeMx } from '../test/helpers/fake-mx.js';
 import { startFaultRedis, type FaultRedis } from '../test/helpers/faults-redis.js';
-import { startBatchLoad, startInboundLoad, startLoad, summarise, type Load, type SideLoad } from '../test/helpers/faults-load.js';
+import { receivingDomainThroughApi, startBatchLoad, startInboundLoad, startLoad, summarise, webhookEndpoint, type Load, type SideLoad } from '../test/helpers/faults-load.js';
 import { spawnSvc, type SvcProcess } from '../test/helpers/faults-svc.js';
 import { freePort } from '../test/helpers/ports.js';
 import { verifyDomainThroughApi } from '../test/helpers/sending.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../test/helpers/webhook-receiver.js';
-import { publish, type WireRecord } from '../test/domains/support.js';
 import { mailZone } from '../test/emails/support.js';
-import type { TestDnsServer } from '../test/helpers/dns-server.js';
 import { probeUnavailable, runFsyncProbe } from '../test/helpers/fsync-probe.js';
 
 const KILLS = intFromEnv('FAULTS_KILLS', 20);
@@ -115,7 +113,7 @@ try {
   const team = await svc.newTeam('Soak');
   await verifyDomainThroughApi(svc.baseUrl, team.token, dns, 'soak-sender.net');
   await receivingDomainThroughApi(svc.baseUrl, team.token, dns, 'soak-inbox.net');
-  await webhookEndpoint(svc.baseUrl, team.token, receiver);
+  await webhookEndpoint(svc.baseUrl, team.token, `${receiver.url}/soak`, HOOK_EVENTS);
   const load = startLoad({
     baseUrl: svc.baseUrl, token: team.token, workers: WORKERS, hangMs: 15_000, sendsOnly: true, pauseMs: 5,
     sendBody: (n) => ({ from: 'Soak <s@soak-sender.net>', to: `r${n}@inbox-one.net`, subject: `Soak ${n}`, text: `Message ${n}` }),
@@ -311,30 +309,6 @@ function startMixed(token: string): Mixed {
   });
   const inbound = startInboundLoad({ host: '127.0.0.1', port: ports.smtpPort, workers: INBOUND_WORKERS, from: 'far@sender.example', to: 'desk@soak-inbox.net', hangMs: 15_000 });
   return { batch, inbound, receiver, token };
-}
-
-/** A domain with receiving on, its records published in the test zone and verified through the API. */
-async function receivingDomainThroughApi(baseUrl: string, token: string, zone: TestDnsServer, name: string): Promise<void> {
-  const api = (method: string, path: string, body?: unknown) => fetch(baseUrl + path, {
-    method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined,
-  }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, any> }));
-  const created = await api('POST', '/domains', { name, capabilities: { receiving: 'enabled' } });
-  if (created.status !== 201 && created.status !== 200) throw new Error(`POST /domains ${name}: ${JSON.stringify(created.body)}`);
-  for (const r of created.body.records as WireRecord[]) publish(zone, name, r);
-  for (let i = 0; i < 40; i++) {
-    const verified = await api('POST', `/domains/${created.body.id}/verify`);
-    if (verified.body.status === 'verified') return;
-    await sleep(500);
-  }
-  throw new Error(`receiving domain ${name} did not verify`);
-}
-
-async function webhookEndpoint(baseUrl: string, token: string, to: WebhookReceiver): Promise<void> {
-  const r = await fetch(`${baseUrl}/webhooks`, {
-    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ endpoint: `${to.url}/soak`, events: HOOK_EVENTS }),
-  });
-  if (r.status !== 200 && r.status !== 201) throw new Error(`POST /webhooks: ${r.status} ${await r.text()}`);
 }
 
 /** The phase an instant belongs to (after the last phase: the last one, the drain). */

@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import nodemailer from 'nodemailer';
+import { publish, type WireRecord } from '../domains/support.js';
+import type { TestDnsServer } from './dns-server.js';
 
 // A steady mixed load for fault tests and bench/faults: each worker alternates an authenticated
 // GET and a POST /emails (each send with its own Idempotency-Key), and records every answer with
@@ -204,4 +206,29 @@ export function startInboundLoad(options: { host: string; port: number; workers:
   };
   const workers = Array.from({ length: options.workers }, () => worker());
   return { records, accepted, async stop() { running = false; await Promise.all(workers); } };
+}
+
+/** A domain with receiving on, its records published in the test zone and verified through the API. */
+export async function receivingDomainThroughApi(baseUrl: string, token: string, zone: TestDnsServer, name: string): Promise<void> {
+  const api = (method: string, path: string, body?: unknown) => fetch(baseUrl + path, {
+    method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: body ? JSON.stringify(body) : undefined,
+  }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, any> }));
+  const created = await api('POST', '/domains', { name, capabilities: { receiving: 'enabled' } });
+  if (created.status !== 201 && created.status !== 200) throw new Error(`POST /domains ${name}: ${JSON.stringify(created.body)}`);
+  for (const r of created.body.records as WireRecord[]) publish(zone, name, r);
+  for (let i = 0; i < 40; i++) {
+    const verified = await api('POST', `/domains/${created.body.id}/verify`);
+    if (verified.body.status === 'verified') return;
+    await sleep(500);
+  }
+  throw new Error(`receiving domain ${name} did not verify`);
+}
+
+/** A webhook endpoint (`SVC_WEBHOOKS_ALLOW_PRIVATE` lets it be on loopback) for `events`. */
+export async function webhookEndpoint(baseUrl: string, token: string, url: string, events: string[]): Promise<void> {
+  const r = await fetch(`${baseUrl}/webhooks`, {
+    method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ endpoint: url, events }),
+  });
+  if (r.status !== 200 && r.status !== 201) throw new Error(`POST /webhooks: ${r.status} ${await r.text()}`);
 }
