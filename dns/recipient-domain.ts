@@ -56,6 +56,17 @@ export function checkOffline(rawDomain: string): RecipientDomainVerdict | undefi
  * as a typo. Names of 7 characters or fewer are too close to real domains to guess at.
  */
 export function likelyTypo(domain: string): string | undefined {
+  // A batch names the same few domains again and again; the comparison is 37 edit distances.
+  if (typoVerdicts.has(domain)) return typoVerdicts.get(domain);
+  const verdict = closestProvider(domain);
+  if (typoVerdicts.size >= 10_000) typoVerdicts.clear();
+  typoVerdicts.set(domain, verdict);
+  return verdict;
+}
+
+const typoVerdicts = new Map<string, string | undefined>();
+
+function closestProvider(domain: string): string | undefined {
   if (providers.includes(domain)) return undefined;
   let best: { name: string; distance: number } | undefined;
   for (const name of providers) {
