@@ -32,8 +32,11 @@ export const isSimulator = (domain: string, simulatorDomain: string) => !!simula
  * no mail, recently bounced non-existent mailboxes. DNS that cannot answer now refuses nobody.
  * Then the team's suppression list. The simulator's suppressed@ acts as a listed address.
  */
-export async function recipientFates(deps: RecipientCheckDeps, teamId: string, recipients: RecipientInput[], now: Date): Promise<RecipientFate[]> {
-  const byDomain = new Map<string, Promise<RecipientFate>>();
+export async function recipientFates(
+  deps: RecipientCheckDeps, teamId: string, recipients: RecipientInput[], now: Date,
+  // A batch passes one map for all its emails, so each recipient domain is judged once.
+  byDomain = new Map<string, Promise<RecipientFate>>(),
+): Promise<RecipientFate[]> {
   const since = new Date(now.getTime() - deps.deadAddressDays * 86_400_000).toISOString();
   return Promise.all(recipients.map(async (r): Promise<RecipientFate> => {
     if (isSimulator(r.domain, deps.simulatorDomain)) {

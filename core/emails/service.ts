@@ -15,7 +15,7 @@ import { loadAttachments, type AttachmentFetcher } from './attachments.js';
 import { checkBulk, contentHash, dayOf } from './bulk.js';
 import { listEmails, type RawEmailListQuery } from './list.js';
 import type { SendingDomains } from './ports.js';
-import { allRecipientsInvalid, checkSandbox, recipientFates } from './recipients.js';
+import { allRecipientsInvalid, checkSandbox, recipientFates, type RecipientFate } from './recipients.js';
 import { cancelEmail, rescheduleEmail } from './schedule.js';
 import type { SendEmailInput } from './types.js';
 import { normaliseSend } from './validate.js';
@@ -75,7 +75,7 @@ export function emailsService(deps: EmailsServiceDeps) {
     const fates = await recipientFates({
       resolver: deps.resolver, emails: emailsRepo(deps.db), suppressions: suppressionsRepo(deps.db),
       simulatorDomain: deps.simulatorDomain, deadAddressDays,
-    }, caller.teamId, send.recipients, now);
+    }, caller.teamId, send.recipients, now, batch?.recipientDomains);
     if (!batch && fates.every((f) => f.kind === 'invalid')) throw allRecipientsInvalid(send.recipients, fates);
     const hash = contentHash(send.subject, send.html, send.text);
     const prepared = prepareEmail({ teamId: caller.teamId, apiKeyId: caller.apiKeyId, send, domain, region, fates, attachments, contentHash: hash, now });
@@ -111,7 +111,7 @@ export function emailsService(deps: EmailsServiceDeps) {
       if (!Array.isArray(inputs) || inputs.length === 0) throw validationError(422, 'body', 'A batch holds 1 to 100 emails.');
       if (inputs.length > maxBatch) throw validationError(422, 'body', `A batch holds at most ${maxBatch} emails (got ${inputs.length}).`);
       return runIdempotent(deps, caller.teamId, idempotencyKey, requestDigest(`/emails/batch:${mode}`, inputs), async (remember) => {
-        const memos: BatchMemo = { pending: new Map(), domains: new Map() };
+        const memos: BatchMemo = { pending: new Map(), domains: new Map(), recipientDomains: new Map() };
         const prepared: PreparedEmail[] = [];
         const errors: { index: number; message: string }[] = [];
         for (const [index, input] of inputs.entries()) {
@@ -143,10 +143,11 @@ export function emailsService(deps: EmailsServiceDeps) {
 
 export type EmailsService = ReturnType<typeof emailsService>;
 
-/** What the emails of one batch share: bulk counts so far, and from-domain lookups. */
+/** What the emails of one batch share: bulk counts so far, from-domain lookups, recipient-domain verdicts. */
 interface BatchMemo {
   pending: Map<string, number>;
   domains: Map<string, Promise<unknown>>;
+  recipientDomains: Map<string, Promise<RecipientFate>>;
 }
 
 function memo<T>(cache: Map<string, Promise<unknown>> | undefined, key: string, load: () => Promise<T>): Promise<T> {
