@@ -56,6 +56,7 @@ export const schema = {
   webhooks_endpoint_concurrency: { type: 'int', default: 4, min: 1, max: 100, doc: 'Webhook requests in flight to one endpoint at most; a slow endpoint never holds up another.' },
   webhooks_poll_ms: { type: 'int', default: 500, min: 10, max: 60000, doc: 'How often the webhook dispatcher (jobs role) looks for new events and due retries.' },
   webhooks_retention_days: { type: 'int', default: 30, min: 1, max: 3650, doc: 'Days delivered and failed webhook messages (and their attempts) are kept before the pruning job deletes them.' },
+  events_retention_days: { type: 'int', default: 30, min: 1, max: 3650, doc: 'Days an outbox event is kept once the webhook dispatcher and the metrics rollup have read it; an event a webhook message still refers to (for retries and replays) is kept until that message is pruned.' },
   outbound_regions: { type: 'list', default: [], doc: 'Regions whose outbound queues this process serves (comma-separated); empty serves every region. Run one outbound process per region.' },
   outbound_sign_threads: { type: 'int', default: -1, min: -1, max: 16, doc: 'Worker threads that compose and DKIM-sign outbound mail; -1 is one per spare core (at most 4), 0 signs on the main thread.' },
   outbound_relay: { type: 'string', default: '', doc: 'Smarthost (host:port) every outbound message is relayed through instead of the recipient\'s MX; empty delivers directly.' },
@@ -94,6 +95,7 @@ export const schema = {
   feedback_address: { type: 'string', default: '', doc: 'Address complaint feedback loops (ARF reports) are sent to; empty means feedback@<mail_hostname>.' },
   receiving_daily_cap: { type: 'int', default: 0, min: 0, doc: 'Received messages kept per team per UTC day before the rest are dropped as daily_cap (0: no cap).' },
   receiving_storage_quota_mb: { type: 'int', default: 0, min: 0, doc: 'Raw MiB of kept received mail per team before new messages are dropped as storage_quota (0: no quota).' },
+  receiving_dropped_retention_days: { type: 'int', default: 30, min: 1, max: 3650, doc: 'Days a dropped received record (and a parse_failed raw source) is kept before the pruning job deletes it; kept messages never age out.' },
 } as const satisfies Record<string, KeySpec>;
 
 export type Schema = typeof schema;

@@ -9,7 +9,8 @@ export interface Job {
   schedule: string;
   /** Longest a run may hold the lock. */
   leaseMs: number;
-  run(): Promise<string | number | void>;
+  /** What it did, logged as `result` on the run's one line (a count, or counts by name). */
+  run(): Promise<string | number | void | Readonly<Record<string, number>>>;
 }
 
 export interface Scheduler {

@@ -8,6 +8,7 @@ import { startMetricsRollup } from '../../jobs/metrics-rollup.js';
 import { dispatchScheduledJob } from '../../jobs/dispatch-scheduled.js';
 import { pruneIdempotencyKeysJob } from '../../jobs/prune-idempotency-keys.js';
 import { ambiguousSweepJob } from '../../jobs/ambiguous-sweep.js';
+import { pruneDroppedReceivedJob, pruneEventsJob, startFullOrphanSweep, sweepOrphanRawJob } from '../../jobs/retention.js';
 import type { Services } from '../services.js';
 
 export interface JobsRole {
@@ -17,6 +18,7 @@ export interface JobsRole {
 }
 
 export function startJobsRole(services: Services, config: Config): JobsRole {
+  const retention = { db: services.database.db, spool: services.receiving.spool, clock: services.clock };
   const scheduler = startScheduler([
     pruneRequestLogsJob(services.repos.requestLogs, services.clock, config.logs_retention_days),
     pruneWebhookMessagesJob(services.database.db, services.clock, config.webhooks_retention_days),
@@ -24,8 +26,12 @@ export function startJobsRole(services: Services, config: Config): JobsRole {
     dispatchScheduledJob({ db: services.database.db, clock: services.clock, logger: services.logger, wake: services.sending.wake }),
     pruneIdempotencyKeysJob(services.database.db, services.clock),
     ambiguousSweepJob({ db: services.database.db, clock: services.clock, logger: services.logger, recorder: services.sending.recorder }),
+    pruneDroppedReceivedJob(retention, config.receiving_dropped_retention_days),
+    pruneEventsJob(retention, config.events_retention_days),
+    sweepOrphanRawJob(retention),
   ], services.redis, services.logger);
+  const orphanSweep = startFullOrphanSweep(retention, services.logger);
   const webhookDispatch = startWebhookDispatch(services.webhookDispatcher, config.webhooks_poll_ms);
   const rollup = startMetricsRollup(services.metricsRollup, config.metrics_rollup_interval_ms, services.logger);
-  return { name: 'jobs', scheduler, stop: async () => { await rollup.stop(); await webhookDispatch.stop(); await scheduler.stop(); } };
+  return { name: 'jobs', scheduler, stop: async () => { await orphanSweep.stop(); await rollup.stop(); await webhookDispatch.stop(); await scheduler.stop(); } };
 }

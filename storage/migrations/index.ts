@@ -7,6 +7,7 @@ import * as m006 from './006_received.js';
 import * as m005 from './005_emails.js';
 import * as m007 from './007_metrics.js';
 import * as m008 from './008_auth_generation.js';
+import * as m009 from './009_retention.js';
 
 // Numbered, applied in order at start. Written with Kysely's schema builder so the same
 // migrations run on SQLite and on PostgreSQL.
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '005_emails': m005,
   '007_metrics': m007,
   '008_auth_generation': m008,
+  '009_retention': m009,
 };

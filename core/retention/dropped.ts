@@ -1,0 +1,39 @@
+import type { Db } from '../../storage/db.js';
+import { retentionRepo } from '../../storage/retention.js';
+import type { Spool } from '../../storage/spool.js';
+import { inTransaction } from '../../storage/transaction.js';
+import type { Clock } from '../clock.js';
+
+// The spec: "A dropped record ages out on the plan's data retention window" and "A kept message has
+// no retention window". Only records with a dropped_reason are ever deleted here.
+
+const BATCH = 500;
+
+export interface DroppedPruneResult {
+  /** Dropped records deleted. */
+  records: number;
+  /** Raw files removed with them (a parse_failed drop keeps its raw source until now). */
+  raw_files: number;
+}
+
+/**
+ * Deletes dropped received records older than `retentionDays`, in short transactions, then their
+ * raw files. A crash between the commit and the unlink leaves a file no record names: the orphan
+ * sweep (core/retention/orphans.ts) removes it. received_usage counts kept messages only, so it is
+ * not touched.
+ */
+export async function pruneDroppedReceived(deps: { db: Db; spool: Spool; clock: Clock }, retentionDays: number): Promise<DroppedPruneResult> {
+  const before = new Date(deps.clock.now().getTime() - retentionDays * 86_400_000).toISOString();
+  const result: DroppedPruneResult = { records: 0, raw_files: 0 };
+  for (;;) {
+    const batch = await retentionRepo(deps.db).droppedBefore(before, BATCH);
+    if (batch.length === 0) return result;
+    result.records += await inTransaction(deps.db, (trx) => retentionRepo(trx).deleteDropped(batch.map((r) => r.id)));
+    for (const row of batch) {
+      if (row.raw_key === null) continue;
+      await deps.spool.remove(row.raw_key);
+      result.raw_files++;
+    }
+    if (batch.length < BATCH) return result;
+  }
+}
