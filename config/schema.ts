@@ -89,6 +89,8 @@ export const schema = {
   smtp_max_junk_commands: { type: 'int', default: 100, min: 1, doc: 'NOOP, RSET, VRFY, HELP, HELO/EHLO and the like one inbound session may send between accepted messages; one more ends it with 421.' },
   smtp_max_errors: { type: 'int', default: 20, min: 1, doc: 'Error replies (4xx/5xx) one inbound session may earn between accepted messages; one more ends it with 421.' },
   smtp_socket_timeout_s: { type: 'int', default: 300, min: 5, max: 3600, doc: 'Idle seconds before the inbound listener drops a client (RFC 5321 suggests 5 minutes).' },
+  smtp_inflight_bytes_limit: { type: 'int', default: 536870912, min: 65536, doc: 'Bytes of inbound messages held in memory at once across all SMTP sessions; a DATA that would pass it is answered 452 4.3.1 (try later), at DATA for a declared SIZE, else at the end of data. Peak memory for messages is about 2.5 times this; keep it at least smtp_max_message_bytes.' },
+  smtp_min_data_rate_bytes_per_s: { type: 'int', default: 500, min: 0, doc: 'Slowest average DATA rate once smtp_socket_timeout_s of it has passed (Postfix: smtpd_min_data_rate); a slower client is answered 421 4.4.2 and dropped, nothing stored (0: no minimum).' },
   smtp_tls_cert_file: { type: 'string', default: '', doc: 'PEM certificate (chain) for STARTTLS; empty uses a self-signed one made on first start in <data_dir>/smtp-tls/.' },
   smtp_tls_key_file: { type: 'string', default: '', doc: 'PEM private key matching smtp_tls_cert_file.' },
   smtp_proxy_protocol: { type: 'list', default: [], doc: 'Addresses of load balancers allowed to send a PROXY protocol v1 header; empty turns PROXY protocol off.' },

@@ -32,6 +32,8 @@ export async function startInboundRole(services: Services, config: Config, logge
       maxJunkCommands: config.smtp_max_junk_commands,
       maxErrors: config.smtp_max_errors,
       socketTimeoutMs: config.smtp_socket_timeout_s * 1000,
+      inflightBytesLimit: config.smtp_inflight_bytes_limit,
+      minDataRateBytesPerSecond: config.smtp_min_data_rate_bytes_per_s,
       proxyFrom: config.smtp_proxy_protocol,
       tls,
       authDeadlineMs: Math.max(5000, config.dns_timeout_ms * 4),

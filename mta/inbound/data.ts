@@ -10,13 +10,16 @@ import { receivedRawKey, type Spool, type SpoolWriter } from '../../storage/spoo
 import { newId } from '../../core/ids.js';
 import { HEADER_LIMIT, headerSectionSize, notAuthenticated, withKeyLookupBudget } from './auth-bounds.js';
 import { authenticateMessage, type AuthSummary } from './authenticate.js';
+import { BUDGET_FULL_TEXT, type Hold } from './budget.js';
+import { DataRate, type DataRateLimits } from './data-rate.js';
 import { LineGuard, type LineProblem } from './line-guard.js';
 import { smtpError, storageReply } from './replies.js';
 
 // DATA in one pass: the bytes go through the line guard into the spool file, into clamd and into
 // memory at once; at the end of data the file is fsynced while the scan finishes and SPF/DKIM/
 // DMARC/ARC run; only then does the message reach the database, and only after the commit does
-// the client get 250.
+// the client get 250. What is held in memory counts against the listener's in-flight budget
+// (./budget), and a client sending slower than the minimum rate is cut off (./data-rate).
 
 export interface ReceivedData {
   spoolKey: string;
@@ -38,6 +41,9 @@ export interface DataDeps {
   logger: Logger;
   hostname: string;
   authDeadlineMs: number;
+  rate: DataRateLimits;
+  /** Answers `text` with 421 and closes the session's connection at once. */
+  hangUp(session: SMTPServerSession, text: string): void;
   /** Stores what the message is for (received mail, DSN, ARF); answers the 250 text. */
   deliver(data: ReceivedData, session: SMTPServerSession): Promise<string>;
 }
@@ -47,7 +53,8 @@ const refusals: Record<LineProblem, string> = {
   dot_line_with_bare_lf: '5.6.0 Message refused: a line with a single dot next to a bare LF (SMTP smuggling)',
 };
 
-export async function receiveData(deps: DataDeps, stream: SMTPServerDataStream, session: SMTPServerSession, routes: RecipientRoute[]): Promise<string> {
+/** Receives, checks and stores one message; the caller releases `hold` once this settles. */
+export async function receiveData(deps: DataDeps, stream: SMTPServerDataStream, session: SMTPServerSession, routes: RecipientRoute[], hold: Hold): Promise<string> {
   // Received mail is written straight at its first record's name; reports only pass through.
   const plannedId = routes.some((r) => r.kind === 'received') ? newId() : undefined;
   const refuseIfFull = (err: unknown) => {
@@ -59,7 +66,7 @@ export async function receiveData(deps: DataDeps, stream: SMTPServerDataStream, 
   let kept = false;
   try {
     const header = receivedHeader(deps, session, deps.clock.now());
-    const { guard, chunks, verdict } = await consume(deps, stream, writer, header);
+    const { guard, chunks, verdict } = await consume(deps, stream, session, writer, header, hold);
     if (stream.sizeExceeded) return 'oversized'; // smtp-server answers 552 itself (rejectOversized)
     if (guard.problem) throw smtpError(554, refusals[guard.problem]);
     const raw = Buffer.concat(chunks);
@@ -89,9 +96,9 @@ export async function receiveData(deps: DataDeps, stream: SMTPServerDataStream, 
   }
 }
 
-async function consume(deps: DataDeps, stream: SMTPServerDataStream, writer: SpoolWriter, header: Buffer) {
+async function consume(deps: DataDeps, stream: SMTPServerDataStream, session: SMTPServerSession, writer: SpoolWriter, header: Buffer, hold: Hold) {
   const guard = new LineGuard();
-  const chunks: Buffer[] = [header];
+  const chunks: Buffer[] = [];
   const feed = deps.scanner.enabled ? new PassThrough() : undefined;
   // The scanner may give up (deadline, clamd gone) while bytes still arrive: that is its verdict,
   // not a crash.
@@ -107,31 +114,71 @@ async function consume(deps: DataDeps, stream: SMTPServerDataStream, writer: Spo
     }
     feed.write(chunk);
   };
-  // A failed write (a full disk) is answered after the end of data: the rest is drained unread so
-  // the reply comes at the terminator, in step with the client.
-  let writeFailed: unknown;
-  const keep = (chunk: Buffer) => writer.write(chunk).catch((err: unknown) => { writeFailed = err ?? new Error('spool write failed'); });
+  // A failed write (a full disk) or a full in-flight budget is answered after the end of data:
+  // the rest is drained unread so the reply comes at the terminator, in step with the client.
+  let stopped: unknown;
+  let kept = 0;
+  const keep = async (chunk: Buffer) => {
+    kept += chunk.length;
+    if (!hold.grow(kept)) {
+      deps.logger.warn({ session: session.id, ip: session.remoteAddress, bytes: kept }, 'message refused: in-flight budget full, answered 452');
+      stopped = smtpError(452, BUDGET_FULL_TEXT);
+      chunks.length = 0; // nothing of it is kept: the memory and the budget are free for others now
+      hold.release();
+      return;
+    }
+    chunks.push(chunk);
+    await writer.write(chunk).catch((err: unknown) => { stopped = err ?? new Error('spool write failed'); });
+    send(chunk);
+  };
   await keep(header);
-  send(header);
+  const slow = watchRate(deps, stream, session);
   // pipeline, not pipe: a client that hangs up mid-message destroys the stream, and that must end
   // this loop (and remove the half-written file) instead of waiting forever.
   pipeline(stream, guard, () => undefined);
-  for await (const chunk of guard as AsyncIterable<Buffer>) {
-    if (stream.sizeExceeded || writeFailed) continue; // drain; nothing of it is kept
-    chunks.push(chunk);
-    await keep(chunk);
-    send(chunk);
-  }
-  if (writeFailed) {
+  try {
+    slow.rate.waiting();
+    for await (const chunk of guard as AsyncIterable<Buffer>) {
+      slow.rate.received(chunk.length);
+      if (!stream.sizeExceeded && !stopped) await keep(chunk); // else drain: nothing of it is kept
+      slow.rate.waiting();
+    }
+  } catch (err) {
+    // The client hung up or was cut off for its rate: no verdict is wanted any more.
     feed?.destroy();
     scanned?.catch(() => undefined);
-    throw writeFailed;
+    throw err;
+  } finally {
+    slow.stop();
+  }
+  if (stopped) {
+    feed?.destroy();
+    scanned?.catch(() => undefined);
+    throw stopped;
   }
   if (stream.sizeExceeded) feed?.destroy();
   else if (feed && !tooBig) feed.end();
   const verdict: Promise<Verdict | 'too_big'> = tooBig ? scanned!.then(() => 'too_big' as const) : (scanned ?? Promise.resolve({ kind: 'error', reason: 'scanning is off' }));
   if (stream.sizeExceeded || guard.problem) verdict.catch(() => undefined);
   return { guard, chunks, verdict };
+}
+
+const SLOW_TEXT = '4.4.2 Message data arriving too slowly, closing connection';
+
+/** Cuts the session off (421, nothing stored) once its DATA rate is judged too slow (./data-rate). */
+function watchRate(deps: DataDeps, stream: SMTPServerDataStream, session: SMTPServerSession) {
+  const rate = new DataRate(deps.rate);
+  if (deps.rate.minBytesPerSecond <= 0) return { rate, stop: () => undefined };
+  const timer = setInterval(() => {
+    if (!rate.tooSlow()) return;
+    clearInterval(timer);
+    deps.logger.warn({ session: session.id, ip: session.remoteAddress, bytes: rate.totalBytes, seconds: Math.round(rate.clientMs / 1000) }, 'inbound session cut off: data rate below the minimum, answered 421');
+    deps.hangUp(session, SLOW_TEXT);
+    // Ends the loop in consume(): the half-written file goes, nothing is stored.
+    stream.destroy(smtpError(421, SLOW_TEXT));
+  }, Math.min(1000, Math.max(50, deps.rate.graceMs / 4)));
+  timer.unref();
+  return { rate, stop: () => clearInterval(timer) };
 }
 
 /** SPF/DKIM/DMARC/ARC within svc's bounds (./auth-bounds): a huge header section is not checked. */

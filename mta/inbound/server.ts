@@ -8,6 +8,7 @@ import type { DnsResolver } from '../../dns/resolver.js';
 import type { FailMode } from '../../scanner/policy.js';
 import type { Scanner } from '../../scanner/verdict.js';
 import type { Spool } from '../../storage/spool.js';
+import { guardDataBudget, InflightBudget, type Hold } from './budget.js';
 import { guardCommands } from './command-guard.js';
 import { ConnectionLimits } from './connection-limits.js';
 import { envelopeFrom, receiveData, type ReceivedData } from './data.js';
@@ -31,6 +32,10 @@ export interface InboundSettings {
   maxJunkCommands: number;
   maxErrors: number;
   socketTimeoutMs: number;
+  /** Bytes of messages held in memory at once across all sessions (./budget). */
+  inflightBytesLimit: number;
+  /** Slowest average DATA rate once socketTimeoutMs of it has passed (./data-rate); 0: none. */
+  minDataRateBytesPerSecond: number;
   /** Load balancers allowed to send a PROXY header; empty: PROXY protocol off. */
   proxyFrom: readonly string[];
   tls: TlsMaterial | undefined;
@@ -58,6 +63,8 @@ export interface InboundDeps {
 export interface InboundServer {
   port: number;
   address: string;
+  /** Bytes of the in-flight budget held now (0 when no message is in DATA). */
+  inflightBytes(): number;
   close(): Promise<void>;
 }
 
@@ -67,9 +74,17 @@ export async function startInboundServer(deps: InboundDeps): Promise<InboundServ
   const admitted = new Set<string>();
   // Routes decided at RCPT, per mail transaction (smtp-server makes a new envelope object for each).
   const routes = new WeakMap<object, RecipientRoute[]>();
+  const budget = new InflightBudget(settings.inflightBytesLimit);
+  // Holds made at the DATA command (declared SIZE), waiting for onData, by session id.
+  const declared = new Map<string, Hold>();
+  if (settings.inflightBytesLimit < settings.maxMessageBytes) {
+    logger.warn({ inflightBytesLimit: settings.inflightBytesLimit, maxMessageBytes: settings.maxMessageBytes }, 'in-flight budget is below the message size limit: the largest messages are always deferred');
+  }
   const dataDeps = {
     spool: deps.spool, scanner: deps.scanner, failMode: deps.failMode, resolver: deps.resolver, clock: deps.clock, logger,
     hostname: settings.hostname, authDeadlineMs: settings.authDeadlineMs, deliver: (data: ReceivedData, session: SMTPServerSession) => deliver(deps, data, session),
+    rate: { minBytesPerSecond: settings.minDataRateBytesPerSecond, graceMs: settings.socketTimeoutMs },
+    hangUp: (session: SMTPServerSession, text: string) => hangUp(server, session, text),
   };
 
   const server = new SMTPServer({
@@ -102,6 +117,8 @@ export async function startInboundServer(deps: InboundDeps): Promise<InboundServ
     },
     onClose(session) {
       if (admitted.delete(session.id)) limits.release(session.remoteAddress);
+      declared.get(session.id)?.release();
+      declared.delete(session.id);
     },
     onMailFrom(_address, _session, callback) {
       // Any sender, the null sender included (DSNs come from <>); SPF is judged with the content.
@@ -120,7 +137,9 @@ export async function startInboundServer(deps: InboundDeps): Promise<InboundServ
       });
     },
     onData(stream, session, callback) {
-      receiveData(dataDeps, stream, session, routes.get(session.envelope) ?? []).then((reply) => callback(null, reply), (err: Error & { responseCode?: number }) => {
+      const hold = declared.get(session.id) ?? budget.hold(0)!;
+      declared.delete(session.id);
+      receiveData(dataDeps, stream, session, routes.get(session.envelope) ?? [], hold).finally(() => hold.release()).then((reply) => callback(null, reply), (err: Error & { responseCode?: number }) => {
         if (err.responseCode) return callback(err);
         logger.error({ session: session.id, err: err.message }, 'message could not be stored: answered 451');
         callback(temporaryFailure());
@@ -128,6 +147,7 @@ export async function startInboundServer(deps: InboundDeps): Promise<InboundServ
     },
   });
   guardCommands(server, { maxJunkCommands: settings.maxJunkCommands, maxErrors: settings.maxErrors }, logger);
+  guardDataBudget(server, budget, declared, logger);
   server.on('error', (err) => logger.error({ err: err.message }, 'inbound listener error'));
   await new Promise<void>((resolve, reject) => {
     server.server.once('error', reject);
@@ -141,6 +161,7 @@ export async function startInboundServer(deps: InboundDeps): Promise<InboundServ
   return {
     port: info.port,
     address: `${info.address}:${info.port}`,
+    inflightBytes: () => budget.inUse,
     close: () => drainAndClose(server, settings, info.port, logger),
   };
 }
@@ -161,6 +182,12 @@ async function deliver(deps: InboundDeps, data: ReceivedData, session: SMTPServe
     ids.unshift(...stored.map((s) => s.id));
   }
   return `2.0.0 Ok: queued as ${ids[0] ?? session.id}`;
+}
+
+/** 421 and closed now, even in the middle of DATA (smtp-server closes the connection on a 421). */
+function hangUp(server: SMTPServer, session: SMTPServerSession, text: string): void {
+  const connections = server.connections as unknown as Set<{ id: string; send(code: number, text: string): void }>;
+  for (const connection of connections) if (connection.id === session.id) return connection.send(421, text);
 }
 
 function scanOutcome(decision: ReceivedData['decision']): ScanOutcome {
