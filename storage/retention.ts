@@ -25,8 +25,11 @@ export interface RetentionRepo {
    * never counted in received_usage, so the usage is left alone. Answers how many went.
    */
   deleteDropped(ids: readonly string[]): Promise<number>;
-  /** Each consumer's position in the outbox; a consumer that never ran is at 0. */
-  cursors(names: readonly string[]): Promise<number[]>;
+  /**
+   * The lowest outbox position among the named consumers (one that never ran is at 0) and every
+   * other cursor row there is: no reader's unread event is ever a candidate.
+   */
+  lowestCursor(names: readonly string[]): Promise<number>;
   /** Up to `limit` events after `afterSeq`, up to and including `maxSeq`, in order. */
   eventsBetween(afterSeq: number, maxSeq: number, limit: number): Promise<PrunableEvent[]>;
   /**
@@ -50,10 +53,10 @@ export function retentionRepo(db: Db): RetentionRepo {
       const r = await db.deleteFrom('received_emails').where('id', 'in', [...ids]).where('dropped_reason', 'is not', null).executeTakeFirst();
       return Number(r.numDeletedRows);
     },
-    async cursors(names) {
-      const rows = await db.selectFrom('outbox_cursors').select(['name', 'seq']).where('name', 'in', [...names]).execute();
+    async lowestCursor(names) {
+      const rows = await db.selectFrom('outbox_cursors').select(['name', 'seq']).execute();
       const at = new Map(rows.map((r) => [r.name, Number(r.seq)]));
-      return names.map((n) => at.get(n) ?? 0);
+      return Math.min(...names.map((n) => at.get(n) ?? 0), ...at.values());
     },
     eventsBetween: (afterSeq, maxSeq, limit) => db.selectFrom('events').select(['seq', 'created_at'])
       .where('seq', '>', afterSeq).where('seq', '<=', maxSeq).orderBy('seq').limit(limit).execute(),

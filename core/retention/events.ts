@@ -11,6 +11,7 @@ import { DISPATCH_CURSOR } from '../webhooks/fan-out.js';
 // reads old events: emails' last_event is a column, metrics read the rollups, and a new endpoint
 // starts after the newest event (seq is AUTOINCREMENT, never reused after a delete).
 
+/** The consumers that must have read an event; any other cursor row found is respected too. */
 export const OUTBOX_CONSUMERS: readonly string[] = [DISPATCH_CURSOR, ROLLUP_CURSOR];
 
 const BATCH = 1000;
@@ -31,7 +32,7 @@ export interface EventsPruneResult {
 export async function pruneEvents(db: Db, clock: Clock, retentionDays: number): Promise<EventsPruneResult> {
   const before = new Date(clock.now().getTime() - retentionDays * 86_400_000).toISOString();
   const repo = retentionRepo(db);
-  const cursor = Math.min(...await repo.cursors(OUTBOX_CONSUMERS));
+  const cursor = await repo.lowestCursor(OUTBOX_CONSUMERS);
   const result: EventsPruneResult = { deleted: 0, kept_referenced: 0, cursor };
   let after = 0;
   for (;;) {

@@ -94,9 +94,18 @@ t.test('seq is never reused after deletes: a new endpoint starts after the newes
 });
 
 t.test('the job reports its counts; the delete walks messages by index, not by scan', async (t) => {
+  const reader = await app.newTeam('Reader');
+  const old = await emit(reader.teamId, 'old');
+  await fanOut(db, clock);
+  await rollup();
+  clock.advance(31 * DAY);
+  sqlite.prepare("insert into outbox_cursors (name, seq) values ('another-reader', 0)").run();
+  t.match(await pruneEvents(db, clock, 30), { deleted: 0, cursor: 0 }, 'a cursor row of any other reader holds back what it has not read');
+  sqlite.prepare("delete from outbox_cursors where name = 'another-reader'").run();
   const job = pruneEventsJob({ db, clock }, 30);
   t.equal(job.name, 'prune-events');
-  t.match(await job.run(), { deleted: 0, kept_referenced: 1 });
+  t.match(await job.run(), { deleted: 1, kept_referenced: 2 }, 'the old event goes; the two with webhook messages stay');
+  t.notOk(eventIds().includes(old));
   const plan = sqlite.prepare(`explain query plan delete from events where seq > 0 and seq <= 10 and created_at < '2100'
     and not exists (select 1 from webhook_endpoints as e inner join webhook_deliveries as d on d.endpoint_id = e.id
     where e.team_id = events.team_id and d.event_id = events.id)`).all() as { detail: string }[];
