@@ -4,7 +4,8 @@ import { call } from '../helpers/http.js';
 import { createApp } from '../../api/app.js';
 import { listenTcp } from '../../api/server.js';
 
-const app = await startTestAppliance();
+// A roomy bucket: this file checks the contract's refusals, not the rate limit (rate-limit.test.ts does).
+const app = await startTestAppliance({ env: { SVC_RATE_LIMIT_BURST: '100000', SVC_RATE_LIMIT_PER_SECOND: '100000' } });
 t.teardown(() => app.stop());
 const { token } = await app.newTeam('Contract');
 const base = app.baseUrl;

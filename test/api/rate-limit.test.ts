@@ -3,8 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { call, type CallResult } from '../helpers/http.js';
 
-// Default settings: the spec's bucket of capacity 10 refilling 10 per second, per team.
-const app = await startTestAppliance();
+// The spec's bucket (the shipped defaults): capacity 10 refilling 10 per second, per team.
+const app = await startTestAppliance({ env: { SVC_RATE_LIMIT_BURST: '10', SVC_RATE_LIMIT_PER_SECOND: '10' } });
 t.teardown(() => app.stop());
 const base = app.baseUrl;
 

@@ -7,7 +7,8 @@ import { eventsOf, mailZone } from './support.js';
 // POST /emails/batch: strict and permissive, at most 100, one rate-limit token, idempotent.
 // The default rate limit (10 per second) is kept so the token cost is visible.
 const dns = await mailZone();
-const app = await startTestAppliance({ env: { SVC_DNS_SERVERS: dns.address } });
+// The spec's bucket: the batch's one token shows in ratelimit-remaining.
+const app = await startTestAppliance({ env: { SVC_DNS_SERVERS: dns.address, SVC_RATE_LIMIT_BURST: '10', SVC_RATE_LIMIT_PER_SECOND: '10' } });
 t.teardown(async () => { await app.stop(); await dns.stop(); });
 const team = await app.newTeam('Batch');
 fakeSendingDomains(app, dns).add({ teamId: team.teamId, name: 'batch-sender.net' });
