@@ -93,7 +93,8 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
   async function apply(trx: Db, email: EmailRow, row: EmailRecipientRow, outcome: DeliveryOutcome, allowed: readonly RecipientState[], sentDone = false): Promise<RecipientState | undefined> {
     const now = deps.clock.now();
     const at = now.toISOString();
-    const attempts = row.attempts + (outcome.kind === 'suppressed' ? 0 : 1);
+    const notAnAttempt = outcome.kind === 'suppressed' || (outcome.kind === 'deferred' && outcome.internalRetryMs !== undefined);
+    const attempts = row.attempts + (notAnAttempt ? 0 : 1);
     const event = async (type: EventType, extra: Record<string, unknown> = {}) => {
       await emitEvent(eventsRepo(trx), email.team_id, type, envelopeData(email, [row.address], extra), now);
       await emailsRepo(trx).setLastEvent(email.id, type.slice('email.'.length), at);
@@ -112,7 +113,7 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
           const bounce: Bounce = { type: 'Transient', subType: outcome.delayType === 'MailboxFull' ? 'MailboxFull' : 'General', message: `Gave up after ${attempts} attempts: the message could not be delivered before it expired.`, diagnosticCode: outcome.response ? [outcome.response] : [] };
           return apply(trx, email, { ...row, first_attempt_at: first }, { kind: 'bounced', response: outcome.response, bounce }, allowed, sentDone);
         }
-        const next = new Date(now.getTime() + retryDelayMs(attempts)).toISOString();
+        const next = new Date(now.getTime() + (outcome.internalRetryMs ?? retryDelayMs(attempts))).toISOString();
         if (!(await changeRecipient(trx, row.id, allowed, { state: 'queued', attempts, next_attempt_at: next, first_attempt_at: first, expires_at: expires.toISOString(), last_response: outcome.response, submitted_at: null }, at))) return undefined;
         if (!sentDone) await emitSentOnce(trx, email.id, at, email);
         await event('email.delivery_delayed', { delay: { type: outcome.delayType, expirationTime: expires.toISOString(), delayedRecipients: [row.address] } });

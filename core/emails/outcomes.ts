@@ -15,7 +15,15 @@ export type DeliveryOutcome =
   /** The remote server took responsibility (2xx after the data). */
   | { kind: 'delivered'; response: string }
   /** Not delivered now; safe to try again later (nothing was submitted, or the reply was 4xx). */
-  | { kind: 'deferred'; response: string; delayType: string }
+  | {
+    kind: 'deferred'; response: string; delayType: string;
+    /**
+     * svc's own failure before anything was offered (it could not record the attempt: disk full,
+     * storage error): tried again after this long rather than on the retry schedule, and not
+     * counted as an attempt — the remote server never saw it.
+     */
+    internalRetryMs?: number;
+  }
   /** Refused for good (5xx, no mail route), or a report said so. */
   | { kind: 'bounced'; response: string; bounce: Bounce; /** The mailbox simulator's bounces never suppress. */ keepAddress?: boolean }
   /** The data went out and no final reply came: never resent; waits for a report or the sweep. */

@@ -200,16 +200,38 @@ export class RegionQueue {
     }
     const known: Known = { row, email: prepared.email, submitted: false };
     const route = await this.deps.route(row.domain, prepared.domain.tls);
+    // Its code and message as thrown: nodemailer relabels the error object (ESTREAM) as it aborts.
+    let unrecorded: string | undefined;
     const outcome = await attemptDelivery(this.deps.pool, {
       route,
       envelope: { from: verpAddress(row.id, prepared.domain.returnPathHost), to: row.address, envid: row.email_id },
       message: prepared.message,
       beforeData: async () => {
-        const ok = await this.deps.recorder.markSubmitting(row.id, known);
-        if (ok) known.submitted = true;
-        return ok;
+        try {
+          const ok = await this.deps.recorder.markSubmitting(row.id, known);
+          if (ok) known.submitted = true;
+          return ok;
+        } catch (err) {
+          unrecorded = `${(err as { code?: string }).code ?? 'ERROR'}: ${(err as Error).message}`;
+          throw err;
+        }
       },
     });
+    if (unrecorded !== undefined && outcome.kind === 'deferred') return { outcome: unrecordedAttempt(unrecorded), complaint: false, known };
     return { outcome, complaint: false, known };
   }
+}
+
+// How soon a recipient is tried again after svc could not record the attempt itself.
+const UNRECORDED_RETRY_MS = 10_000;
+
+/**
+ * The submitting mark could not be written (disk full, storage error), so no data went out: svc's
+ * own hiccup, retried soon rather than on the schedule a remote deferral earns, and not counted.
+ */
+function unrecordedAttempt(cause: string): DeliveryOutcome {
+  return {
+    kind: 'deferred', delayType: 'InternalFailure', internalRetryMs: UNRECORDED_RETRY_MS,
+    response: `svc could not record the attempt, nothing was sent: ${cause}`.slice(0, 500),
+  };
 }

@@ -182,6 +182,31 @@ t.test('an internal error defers, never bounces', async (t) => {
 
 const recipients = (id: string) => emailsRepo(app.appliance.services.database.db).recipients(id);
 
+t.test('an attempt svc cannot record (disk full) sends nothing and is retried in seconds, not counted', async (t) => {
+  const recorder = app.appliance.services.sending.recorder;
+  const markSubmitting = recorder.markSubmitting;
+  let refused = 0;
+  recorder.markSubmitting = async () => {
+    refused++;
+    throw Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' });
+  };
+  t.teardown(() => { recorder.markSubmitting = markSubmitting; });
+  const id = await send({ to: 'unrecorded@inbox-one.net' });
+  await until(id, 'delivery_delayed');
+  recorder.markSubmitting = markSubmitting;
+  t.ok(refused >= 1, 'the mark was refused');
+  t.equal(at('unrecorded@inbox-one.net').length, 0, 'nothing reached the MX without its mark');
+  const [row] = await recipients(id);
+  t.equal(row!.state, 'queued');
+  t.equal(row!.attempts, 0, 'not counted as an attempt: the remote server never saw it');
+  t.equal(Date.parse(row!.next_attempt_at!) - clock.now().getTime() <= 10_000, true, `tried again within 10 s, not on the 1-minute schedule (${row!.next_attempt_at})`);
+  t.match(row!.last_response, /could not record the attempt, nothing was sent: SQLITE_FULL/);
+  clock.advance(10_001);
+  outbound.poke();
+  await until(id, 'delivered');
+  t.equal(at('unrecorded@inbox-one.net').length, 1, 'then delivered once');
+});
+
 t.test('the reliability contract: data without a reply is never resent, then fails after two hours', async (t) => {
   mx.script.set('dropped@inbox-one.net', { kind: 'drop-after-data' });
   mx.script.set('silent@inbox-one.net', { kind: 'hang-after-data' });
