@@ -7,6 +7,7 @@ import type { DatabaseSchema } from './tables.js';
 import { migrations } from './migrations/index.js';
 import { SvcSqliteDialect } from './sqlite-compiler.js';
 import { WalSync } from './wal-sync.js';
+import { startCheckpointer } from './checkpointer.js';
 
 export type Db = Kysely<DatabaseSchema>;
 
@@ -45,6 +46,9 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   sqlite.pragma('foreign_keys = ON');
   // Several roles may share the file; wait for a writer instead of failing at once.
   sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
+  // Checkpoints are the checkpoint thread's job (checkpointer.ts) at 4 MiB of WAL; this connection
+  // checkpoints inside a commit only if the WAL reaches 40 MiB, should that thread be gone.
+  sqlite.pragma('wal_autocheckpoint = 10000');
   // SQLite's lower() and LIKE fold ASCII only; "case-insensitive" searches fold with this instead.
   sqlite.function('svc_casefold', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v) as string);
   const db = new Kysely<DatabaseSchema>({
@@ -53,7 +57,15 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   await migrateToLatest(db);
   const walSync = options.synchronous === 'FULL' ? new WalSync(`${options.path}-wal`) : undefined;
   if (walSync) walSyncs.set(db, walSync);
-  return { db, sqlite, close: async () => { await walSync?.close(); await db.destroy(); } };
+  const checkpointer = startCheckpointer(options.path);
+  return {
+    db, sqlite,
+    close: async () => {
+      await checkpointer.stop();
+      await walSync?.close();
+      await db.destroy();
+    },
+  };
 }
 
 /**

@@ -1,0 +1,39 @@
+import t from 'tap';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { openDatabase } from '../../storage/db.js';
+
+// The WAL is checkpointed by a thread of its own, not inside some request's COMMIT: after more than
+// 4 MiB of commits the pages reach the database file although this connection's own threshold
+// (wal_autocheckpoint 10,000 pages, 40 MiB) was never crossed.
+const dir = mkdtempSync(join(tmpdir(), 'svc-checkpoint-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+const path = join(dir, 'svc.sqlite');
+const database = await openDatabase({ path, synchronous: 'FULL' });
+t.teardown(() => database.close());
+
+t.test('the checkpoint thread copies the WAL into the database file', async (t) => {
+  t.equal(database.sqlite.pragma('wal_autocheckpoint', { simple: true }), 10000, 'the connection itself waits for 40 MiB');
+  const before = statSync(path).size;
+  const insert = database.sqlite.prepare('insert into teams (id, name, status, created_at) values (?, ?, ?, ?)');
+  const filler = 'x'.repeat(2000);
+  database.sqlite.transaction(() => {
+    for (let i = 0; i < 3000; i++) insert.run(`team-${i}`, `${filler}${i}`, 'active', new Date().toISOString());
+  })();
+  t.ok(statSync(`${path}-wal`).size > 4 * 1024 * 1024, 'over 4 MiB of WAL');
+  t.ok(statSync(path).size - before < 1024 * 1024, 'the commit itself checkpointed nothing');
+  let grown = 0;
+  for (let i = 0; i < 50 && grown < 5 * 1024 * 1024; i++) {
+    await sleep(100);
+    grown = statSync(path).size - before;
+  }
+  t.ok(grown >= 5 * 1024 * 1024, `the pages reached the database file (${(grown / 1024 / 1024).toFixed(1)} MiB)`);
+});
+
+t.test('closing the database stops the thread', async (t) => {
+  const other = await openDatabase({ path: join(dir, 'other.sqlite'), synchronous: 'FULL' });
+  await other.close();
+  t.pass('closed without hanging');
+});
