@@ -1,3 +1,4 @@
+import { compiledInsert } from './compiled-insert.js';
 import type { Db } from './db.js';
 import type { EventRow } from './tables.js';
 
@@ -14,10 +15,22 @@ export interface EventsRepo {
 
 export function eventsRepo(db: Db): EventsRepo {
   return {
-    async insert(event) {
-      await db.insertInto('events').values(event).execute();
-    },
+    insert: (event) => insertEvent(db)(db, event),
     after: (seq, limit) => db.selectFrom('events').selectAll().where('seq', '>', seq).orderBy('seq').limit(limit).execute(),
     byId: (teamId, id) => db.selectFrom('events').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),
   };
+}
+
+// Every change of a message writes an event: one insert compiled once per dialect (the adapter is
+// shared by a database and its transactions) instead of built per call.
+const compiledEventInserts = new WeakMap<object, (conn: Db, row: NewEvent) => Promise<void>>();
+
+function insertEvent(db: Db): (conn: Db, row: NewEvent) => Promise<void> {
+  const adapter = db.getExecutor().adapter;
+  let insert = compiledEventInserts.get(adapter);
+  if (!insert) {
+    insert = compiledInsert<NewEvent>(db, 'events', ['id', 'team_id', 'type', 'created_at', 'data']);
+    compiledEventInserts.set(adapter, insert);
+  }
+  return insert;
 }
