@@ -8,6 +8,7 @@ import { migrations } from './migrations/index.js';
 import { SvcSqliteDialect } from './sqlite-compiler.js';
 import { WalSync } from './wal-sync.js';
 import { startCheckpointer } from './checkpointer.js';
+import { registerRawTxStatements } from './tx-statements.js';
 
 export type Db = Kysely<DatabaseSchema>;
 
@@ -57,6 +58,7 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   await migrateToLatest(db);
   const walSync = options.synchronous === 'FULL' ? new WalSync(`${options.path}-wal`) : undefined;
   if (walSync) walSyncs.set(db, walSync);
+  registerRawTxStatements(db, sqlite);
   const checkpointer = startCheckpointer(options.path);
   return {
     db, sqlite,

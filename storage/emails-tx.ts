@@ -1,7 +1,6 @@
-import { sql } from 'kysely';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { BUSY_TIMEOUT_MS, walSyncOf, type Db } from './db.js';
-import { withRelaxedSync } from './transaction.js';
+import { txStatements, type TxStatements } from './tx-statements.js';
 
 /**
  * A transaction that takes SQLite's write lock at BEGIN (BEGIN IMMEDIATE). The delivery side's
@@ -41,34 +40,44 @@ async function writeTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>, relaxed:
 async function lockedTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>, relaxed: boolean): Promise<T> {
   const giveUpAt = Date.now() + BUSY_TIMEOUT_MS;
   for (let pauseMs = 1; ; pauseMs = Math.min(pauseMs * 2, 25)) {
-    const outcome = await db.connection().execute((conn) => (relaxed ? withRelaxedSync(conn, () => attempt(conn, fn)) : attempt(conn, fn)));
+    const outcome = await db.connection().execute((conn) => attempt(conn, txStatements(db, conn), fn, relaxed));
     if (outcome !== BUSY) return outcome.value;
     if (Date.now() >= giveUpAt) throw Object.assign(new Error('database is locked (write lock not free within the busy timeout)'), { code: 'SQLITE_BUSY' });
     await sleep(pauseMs);
   }
 }
 
-async function attempt<T>(conn: Db, fn: (trx: Db) => Promise<T>): Promise<{ value: T } | typeof BUSY> {
-  if (!(await tryBeginImmediate(conn))) return BUSY;
+/** One try on the held connection: BUSY when another process holds the write lock. */
+async function attempt<T>(conn: Db, tx: TxStatements, fn: (trx: Db) => Promise<T>, relaxed: boolean): Promise<{ value: T } | typeof BUSY> {
+  // synchronous cannot change inside a transaction: set before BEGIN, put back after the end.
+  const level = relaxed ? await tx.synchronous() : undefined;
+  if (level !== undefined) await tx.setSynchronous(NORMAL);
   try {
-    const value = await fn(conn);
-    await sql`commit`.execute(conn);
-    return { value };
-  } catch (err) {
-    await sql`rollback`.execute(conn).catch(() => undefined);
-    throw err;
+    if (!(await tryBeginImmediate(tx))) return BUSY;
+    try {
+      const value = await fn(conn);
+      await tx.run('commit');
+      return { value };
+    } catch (err) {
+      await tx.run('rollback').catch(() => undefined);
+      throw err;
+    }
+  } finally {
+    if (level !== undefined) await tx.setSynchronous(level);
   }
 }
 
-async function tryBeginImmediate(conn: Db): Promise<boolean> {
-  await sql`pragma busy_timeout = 0`.execute(conn);
+const NORMAL = 1;
+
+async function tryBeginImmediate(tx: TxStatements): Promise<boolean> {
+  await tx.setBusyTimeout(0);
   try {
-    await sql`begin immediate`.execute(conn);
+    await tx.run('begin immediate');
     return true;
   } catch (err) {
     if ((err as { code?: string }).code === 'SQLITE_BUSY') return false;
     throw err;
   } finally {
-    await sql.raw(`pragma busy_timeout = ${BUSY_TIMEOUT_MS}`).execute(conn);
+    await tx.setBusyTimeout(BUSY_TIMEOUT_MS);
   }
 }
