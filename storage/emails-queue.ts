@@ -1,4 +1,5 @@
-import { sql } from 'kysely';
+import { sql, type QueryResult } from 'kysely';
+import { shapedStatement } from './compiled.js';
 import type { Db } from './db.js';
 import type { EmailRecipientRow, EmailRow, RecipientState } from './emails-tables.js';
 
@@ -71,19 +72,28 @@ export interface RecipientChange {
 
 /** Moves a recipient from one of `from` to a new state; false when it was no longer there. */
 export async function changeRecipient(db: Db, id: string, from: readonly RecipientState[], change: RecipientChange, at: string): Promise<boolean> {
-  const r = await db.updateTable('email_recipients').set({ ...change, updated_at: at })
-    .where('id', '=', id).where('state', 'in', from).executeTakeFirst();
-  return r.numUpdatedRows > 0n;
+  // Every delivery runs two of these: compiled once per shape (the columns set, the states left).
+  // As Kysely does, a column whose value is undefined is left as it is, not set to NULL.
+  const columns = (Object.keys(change) as (keyof RecipientChange)[]).filter((c) => change[c] !== undefined).sort();
+  const update = shapedStatement(db, `changeRecipient|${columns.join(',')}|${from.length}`, (m) => db.updateTable('email_recipients')
+    .set({ ...Object.fromEntries(columns.map((c) => [c, m(c)])), updated_at: m('updated_at') })
+    .where('id', '=', m('id')).where('state', 'in', from.map((_, i) => m(`from${i}`) as RecipientState)));
+  const values: Record<string, unknown> = { updated_at: at, id };
+  for (const c of columns) values[c] = change[c];
+  from.forEach((state, i) => { values[`from${i}`] = state; });
+  return changed(await update(db, values));
 }
+
+const changed = (result: QueryResult<unknown>) => (result.numAffectedRows ?? 0n) > 0n;
 
 export const recipientById = (db: Db, id: string) =>
   db.selectFrom('email_recipients').selectAll().where('id', '=', id).executeTakeFirst();
 
 /** Sets the email's last_event to `sent` the first time; answers whether it was the first time. */
 export async function markEmailSent(db: Db, emailId: string, at: string): Promise<boolean> {
-  const r = await db.updateTable('emails').set({ last_event: 'sent', updated_at: at })
-    .where('id', '=', emailId).where('last_event', '=', 'queued').executeTakeFirst();
-  return r.numUpdatedRows > 0n;
+  const update = shapedStatement(db, 'markEmailSent', (m) => db.updateTable('emails').set({ last_event: m('sent'), updated_at: m('at') })
+    .where('id', '=', m('id')).where('last_event', '=', m('queued')));
+  return changed(await update(db, { sent: 'sent', at, id: emailId, queued: 'queued' }));
 }
 
 /** Recipients left in `submitting` by a process that stopped, in these regions. */

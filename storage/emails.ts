@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { shapedStatement } from './compiled.js';
 import type { Db } from './db.js';
 import type { EmailAttachmentRow, EmailRecipientRow, EmailRow, EmailTagRow } from './emails-tables.js';
 import { containsPattern, paginate, type Page, type PageQuery } from './paginate.js';
@@ -107,7 +108,8 @@ export function emailsRepo(db: Db): EmailsRepo {
       return !!row;
     },
     async setLastEvent(emailId, lastEvent, at) {
-      await db.updateTable('emails').set({ last_event: lastEvent, updated_at: at }).where('id', '=', emailId).execute();
+      const update = shapedStatement(db, 'setLastEvent', (m) => db.updateTable('emails').set({ last_event: m('last_event'), updated_at: m('at') }).where('id', '=', m('id')));
+      await update(db, { last_event: lastEvent, at, id: emailId });
     },
   };
 }

@@ -1,4 +1,4 @@
-import { compiledInsert } from './compiled-insert.js';
+import { shapedStatement } from './compiled.js';
 import type { Db } from './db.js';
 import type { EventRow } from './tables.js';
 
@@ -15,22 +15,13 @@ export interface EventsRepo {
 
 export function eventsRepo(db: Db): EventsRepo {
   return {
-    insert: (event) => insertEvent(db)(db, event),
+    // Every change of a message writes one: compiled once, not built per call.
+    async insert(event) {
+      const insert = shapedStatement(db, 'events.insert', (m) => db.insertInto('events')
+        .values({ id: m('id'), team_id: m('team_id'), type: m('type'), created_at: m('created_at'), data: m('data') }));
+      await insert(db, event);
+    },
     after: (seq, limit) => db.selectFrom('events').selectAll().where('seq', '>', seq).orderBy('seq').limit(limit).execute(),
     byId: (teamId, id) => db.selectFrom('events').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),
   };
-}
-
-// Every change of a message writes an event: one insert compiled once per dialect (the adapter is
-// shared by a database and its transactions) instead of built per call.
-const compiledEventInserts = new WeakMap<object, (conn: Db, row: NewEvent) => Promise<void>>();
-
-function insertEvent(db: Db): (conn: Db, row: NewEvent) => Promise<void> {
-  const adapter = db.getExecutor().adapter;
-  let insert = compiledEventInserts.get(adapter);
-  if (!insert) {
-    insert = compiledInsert<NewEvent>(db, 'events', ['id', 'team_id', 'type', 'created_at', 'data']);
-    compiledEventInserts.set(adapter, insert);
-  }
-  return insert;
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from './db.js';
-import { compiledInsert } from './compiled-insert.js';
+import { compiledInsert } from './compiled.js';
 import { inRelaxedTransaction } from './transaction.js';
 import type { RequestLogRow } from './tables.js';
 import { containsPattern, paginate, type Page, type PageQuery } from './paginate.js';
