@@ -65,12 +65,15 @@ function parseRoles(args: string[]): Role[] {
 
 async function start(config: Config, asked: Role[]): Promise<number> {
   const logger = pino({ level: config.log_level, base: { pid: process.pid } });
-  const { startAppliance } = await import('./appliance.js');
-  const appliance = await startAppliance({ config, roles: asked, logger, version: readVersion() });
-  await new Promise<void>((resolve) => {
+  // Listened for before anything starts: a stop asked for while the roles start (the API may
+  // already answer) is carried out as soon as they have, never the default kill.
+  const stopAsked = new Promise<void>((resolve) => {
     process.once('SIGTERM', resolve);
     process.once('SIGINT', resolve);
   });
+  const { startAppliance } = await import('./appliance.js');
+  const appliance = await startAppliance({ config, roles: asked, logger, version: readVersion() });
+  await stopAsked;
   logger.info({}, 'stopping');
   // systemd allows 30 s; leave some of it as a margin.
   const forced = setTimeout(() => { logger.error({}, 'stop took too long, exiting'); process.exit(1); }, 25_000);

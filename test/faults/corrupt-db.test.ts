@@ -48,7 +48,8 @@ t.test('the pristine copy had its WAL folded in, and starts', async (t) => {
   await svc.ready();
   t.equal((await call(svc.baseUrl, 'GET', '/suppressions?limit=1', { token: team.token })).status, 200);
   svc.proc.kill('SIGTERM');
-  t.equal((await svc.exited).code, 0);
+  const exit = await svc.exited;
+  t.equal(exit.code, 0, `a clean stop (signal ${exit.signal}; ${svc.output().stderr.trim().slice(-300)})`);
 });
 
 for (const [what, dir] of cases) {

@@ -65,14 +65,17 @@ const recipient = async (id: string) => (await emailsRepo(db).recipients(id))[0]
 const lastEvent = async (id: string) => (await call(app.baseUrl, 'GET', `/emails/${id}`, { token: team.token })).body.last_event as string;
 
 // Memory of this process (svc's roles run in it) sampled while the faults play out.
+// The heap and Buffers of this thread are what buffering a reply would grow; RSS also counts the
+// signing and checkpoint threads warming up (they start at their first job), so its bound is looser.
 const memory = { rss: 0, heap: 0, baseRss: 0, baseHeap: 0 };
+const heapAndBuffers = (m: NodeJS.MemoryUsage) => m.heapUsed + m.arrayBuffers;
 global.gc?.();
 memory.baseRss = memory.rss = process.memoryUsage().rss;
-memory.baseHeap = memory.heap = process.memoryUsage().heapUsed;
+memory.baseHeap = memory.heap = heapAndBuffers(process.memoryUsage());
 const sampler = setInterval(() => {
   const m = process.memoryUsage();
   memory.rss = Math.max(memory.rss, m.rss);
-  memory.heap = Math.max(memory.heap, m.heapUsed);
+  memory.heap = Math.max(memory.heap, heapAndBuffers(m));
 }, 50);
 
 // Every fault at once: one email each, timed from the 200 to the end of the first attempt.
@@ -104,11 +107,11 @@ t.test('an endless reply is cut off: bounded bytes read, bounded memory', async 
   const endlessBytes = mxs.get('endless-ehlo')!.streamedBytes + mxs.get('endless-after-data')!.streamedBytes;
   const mib = (n: number) => (n / 1024 / 1024).toFixed(1);
   t.comment(`endless replies written before svc hung up: ${mib(endlessBytes)} MiB (the MX would have sent 512 MiB); ` +
-    `rss +${mib(memory.rss - memory.baseRss)} MiB, heap +${mib(memory.heap - memory.baseHeap)} MiB`);
+    `rss +${mib(memory.rss - memory.baseRss)} MiB, heap and buffers +${mib(memory.heap - memory.baseHeap)} MiB`);
   t.ok(endlessBytes > 0, 'the endless replies streamed');
   t.ok(endlessBytes < 32 * 1024 * 1024, 'svc stopped reading long before the end (socket buffers aside)');
-  t.ok(memory.rss - memory.baseRss < 128 * 1024 * 1024, 'rss growth under 128 MiB');
-  t.ok(memory.heap - memory.baseHeap < 64 * 1024 * 1024, 'heap growth under 64 MiB');
+  t.ok(memory.rss - memory.baseRss < 256 * 1024 * 1024, 'rss growth under 256 MiB (the endless replies alone would be 512)');
+  t.ok(memory.heap - memory.baseHeap < 64 * 1024 * 1024, 'heap and buffer growth under 64 MiB');
 });
 
 t.test('refused, stalled and endless attempts are deferred with delivery_delayed, then retried and delivered once', async (t) => {
