@@ -27,7 +27,8 @@ const TARGET_COST = 0.3;
 let interrupted = false;
 
 interface Target {
-  name: 'bare' | 'svc';
+  /** bare: the body alone; endpoint: the endpoint's own work (the same list call) without the contract layer; svc: everything. */
+  name: 'bare' | 'endpoint' | 'svc';
   url: string;
   headers: Record<string, string>;
 }
@@ -76,13 +77,15 @@ async function main(): Promise<number> {
   });
   let bare: Listening | undefined;
   try {
-    const { token } = await svc.newTeam('Bench');
+    const { token, teamId } = await svc.newTeam('Bench');
     const svcTarget: Target = { name: 'svc', url: svc.baseUrl + PATH, headers: { authorization: `Bearer ${token}`, 'user-agent': USER_AGENT } };
     const body = await fetchOk(svcTarget);
-    bare = await startBareExpress(body);
+    bare = await startBareExpress(body, () => svc.appliance.services.api.apiKeys.list(teamId, { limit: '1' }));
     const bareTarget: Target = { name: 'bare', url: `http://127.0.0.1:${bare.port}${PATH}`, headers: { 'user-agent': USER_AGENT } };
+    const endpointTarget: Target = { name: 'endpoint', url: `http://127.0.0.1:${bare.port}/endpoint${PATH}`, headers: { 'user-agent': USER_AGENT } };
     await fetchOk(bareTarget);
-    return await compare(bareTarget, svcTarget, svc);
+    await fetchOk(endpointTarget);
+    return await compare([bareTarget, endpointTarget, svcTarget], svc);
   } finally {
     await bare?.close();
     await svc.stop();
@@ -98,26 +101,28 @@ async function fetchOk(target: Target): Promise<unknown> {
 }
 
 /** Same express version and the same server settings as the appliance, none of its middleware. */
-async function startBareExpress(body: unknown): Promise<Listening> {
+async function startBareExpress(body: unknown, endpointWork: () => Promise<unknown>): Promise<Listening> {
   const app = express();
   // The appliance turns these off too; leaving them on would charge bare for work svc skips.
   app.disable('x-powered-by');
   app.set('etag', false);
   app.get('/api-keys', (_req, res) => { res.json(body); });
+  // The endpoint's own work — the same service call on the same database — with no contract layer.
+  app.get('/endpoint/api-keys', (_req, res, next) => { endpointWork().then((list) => res.json(list), next); });
   return listenTcp(app, '127.0.0.1', 0);
 }
 
-async function compare(bare: Target, svc: Target, appliance: TestAppliance): Promise<number> {
+async function compare(targets: Target[], appliance: TestAppliance): Promise<number> {
   printHeader(appliance);
   const rssBefore = process.memoryUsage().rss;
-  const samples: Record<Target['name'], Sample[]> = { bare: [], svc: [] };
+  const samples: Record<Target['name'], Sample[]> = { bare: [], endpoint: [], svc: [] };
   for (let round = 1; round <= ROUNDS; round++) {
-    for (const target of [bare, svc]) {
+    for (const target of targets) {
       if (interrupted) throw new Error('interrupted');
       const warm = await load(target, WARMUP_SECONDS);
       const sample = await load(target, SECONDS);
       samples[target.name].push(sample);
-      console.log(`round ${round} ${target.name.padEnd(4)} ${fmtSample(sample)}  (warm-up ${fmtStatuses(warm.statuses)})`);
+      console.log(`round ${round} ${target.name.padEnd(8)} ${fmtSample(sample)}  (warm-up ${fmtStatuses(warm.statuses)})`);
       if (!allOk(warm) || !allOk(sample)) {
         console.log(`FAIL: ${target.name} answered something other than 200; its figures are not comparable.`);
         return 1;
@@ -125,6 +130,7 @@ async function compare(bare: Target, svc: Target, appliance: TestAppliance): Pro
     }
   }
   printSummary(samples.bare, samples.svc, rssBefore);
+  printContractAlone(samples.endpoint, samples.svc);
   return 0;
 }
 
@@ -207,6 +213,16 @@ function printSummary(bareRounds: Sample[], svcRounds: Sample[], rssBefore: numb
   console.log(`server CPU per request: bare ${bare.cpuUs.toFixed(0)} µs, svc ${svc.cpuUs.toFixed(0)} µs → the contract layer and endpoint cost ${(cpuCost * 100).toFixed(0)}% of CPU-bound throughput (${cpuCost < TARGET_COST ? 'within target' : 'OVER TARGET'})`);
   // Both servers live in this process; the bare one adds little next to the appliance's stores.
   console.log(`server process RSS: ${mib(rssBefore)} MiB before the rounds, ${mib(process.memoryUsage().rss)} MiB after`);
+}
+
+/** svc against express doing the endpoint's own work: what the contract layer alone costs. */
+function printContractAlone(endpointRounds: Sample[], svcRounds: Sample[]): void {
+  const endpoint = median(endpointRounds);
+  const svc = median(svcRounds);
+  const cost = 1 - svc.rps / endpoint.rps;
+  const cpuCost = 1 - endpoint.cpuUs / svc.cpuUs;
+  console.log(`median endpoint ${fmtSample(endpoint)}  (express + the same list call, no contract layer)`);
+  console.log(`contract layer alone (auth, rate-limit script, request log, validation, routing): ${(cost * 100).toFixed(0)}% of throughput, ${(svc.cpuUs - endpoint.cpuUs).toFixed(0)} µs CPU a request (${(cpuCost * 100).toFixed(0)}% of svc's)`);
 }
 
 const mib = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
