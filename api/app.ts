@@ -41,7 +41,9 @@ function publicRouter(deps: ApiDeps): Router {
   router.use(requestLog(deps));
   router.use(guard(deps, operationMatcher(openapiDocument as never)));
   // An empty body sent as application/json means "no body" (SDKs send the header on every call).
-  router.use(express.json({ limit: deps.bodyLimitBytes, strict: false }));
+  // GET and HEAD carry no body svc reads: not even looked for.
+  const jsonBody = express.json({ limit: deps.bodyLimitBytes, strict: false });
+  router.use((req, res, next) => (req.method === 'GET' || req.method === 'HEAD' ? next() : jsonBody(req, res, next)));
   RegisterRoutes(router);
   return router;
 }

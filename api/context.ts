@@ -10,6 +10,8 @@ export interface RequestContext {
   principal?: Principal;
   /** The JSON body sent back, for the request log. */
   responseBody?: unknown;
+  /** Its JSON text as sent. */
+  responseText?: string;
   /** Set by a route that created an email, for the request log. */
   emailId?: string;
 }

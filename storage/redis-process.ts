@@ -3,6 +3,8 @@ import { existsSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+const SETPRIV = '/usr/bin/setpriv';
+
 export interface PrivateRedis {
   url: string;
   stop(): Promise<void>;
@@ -28,7 +30,10 @@ export async function startPrivateRedis(options: PrivateRedisOptions): Promise<P
   } else {
     args.push('--port', String(options.port ?? 6379), '--bind', '127.0.0.1');
   }
-  const child = spawn(options.bin, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  // Through setpriv (util-linux, on every Debian) when present, so that the kernel stops this Redis
+  // should svc die without stopping it (kill -9): it would otherwise outlive svc and keep running.
+  const [command, commandArgs] = existsSync(SETPRIV) ? [SETPRIV, ['--pdeathsig', 'TERM', options.bin, ...args]] : [options.bin, args];
+  const child = spawn(command, commandArgs, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (chunk: Buffer) => { stderr += chunk.toString(); });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -239,3 +239,20 @@ t.test('svc start runs a private Redis, the API and the admin socket; admin comm
   t.notOk(await redisAnswers(redisSock), 'nothing answers on redis.sock any more');
   t.equal(stderr, '', 'nothing on stderr during the whole run');
 });
+
+t.test('svc killed with -9 takes its private Redis with it', async (t) => {
+  const killedDir = mkdtempSync(join(tmpdir(), 'svc-cli-kill9-'));
+  t.teardown(() => rmSync(killedDir, { recursive: true, force: true }));
+  const httpPort = await freePort();
+  const env = cleanEnv({ SVC_DATA_DIR: killedDir, SVC_HTTP_PORT: String(httpPort), SVC_HTTP_HOST: '127.0.0.1', SVC_SMTP_PORT: String(await freePort()) });
+  const proc = spawn(svcBin, ['start', '--role', 'api'], { env, stdio: 'ignore' });
+  t.teardown(() => { if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL'); });
+  await waitFor('GET /health', async () => ((await call(`http://127.0.0.1:${httpPort}`, 'GET', '/health').catch(() => undefined))?.status === 200 ? true : undefined), 60_000);
+  const [redisPid] = childPids(proc.pid!, 'redis-server');
+  t.ok(redisPid, 'svc runs its private redis-server');
+  const gone = new Promise((resolve) => proc.once('exit', resolve));
+  proc.kill('SIGKILL');
+  await gone;
+  const stopped = await waitFor('the private redis-server to stop', async () => (isAlive(redisPid!) ? undefined : true), 10_000).then(() => true, () => false);
+  t.ok(stopped, 'no redis-server outlives svc');
+});

@@ -11,7 +11,12 @@ export function requestContext(req: Request, res: Response, next: NextFunction):
   const sendJson = res.json.bind(res);
   res.json = (body: unknown) => {
     ctx.responseBody = body;
-    return sendJson(body);
+    if (body === undefined) return sendJson(body);
+    // As express's res.json does with svc's settings (no replacer, spaces or escaping), keeping
+    // the text so the request log need not serialise the body again.
+    ctx.responseText = JSON.stringify(body);
+    if (!res.get('Content-Type')) res.set('Content-Type', 'application/json; charset=utf-8');
+    return res.send(ctx.responseText);
   };
   next();
 }

@@ -28,7 +28,7 @@ export function requestLog(deps: ApiDeps) {
         latency_ms: Math.round(performance.now() - ctx.startedAt),
         email_id: ctx.emailId ?? null,
         request_body: redactBody(ctx.operation.template, req.body),
-        response_body: redactBody(ctx.operation.template, ctx.responseBody),
+        response_body: redactBody(ctx.operation.template, ctx.responseBody, ctx.responseText),
       });
     });
     next();

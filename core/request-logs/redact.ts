@@ -7,13 +7,16 @@ const credentialValue = /^(svc_|svco_|svcor_|whsec_)|-----BEGIN [A-Z ]*PRIVATE K
 const contentField = new Set(['html', 'text', 'content', 'react', 'raw']);
 const MAX_STORED_BYTES = 64 * 1024;
 
-/** What is kept of a request or response body in the request log, as JSON text, or null. */
-export function redactBody(path: string, body: unknown): string | null {
+/**
+ * What is kept of a request or response body in the request log, as JSON text, or null.
+ * `serialized` is the body's JSON as it was sent, when known: reused when nothing is replaced.
+ */
+export function redactBody(path: string, body: unknown, serialized?: string): string | null {
   if (body === undefined || body === null || isInboxPath(path)) return null;
   if (namesCredential(body)) return null;
-  const kept = JSON.stringify(replaceContent(body));
+  const kept = hasContent(body) ? JSON.stringify(replaceContent(body)) : (serialized ?? JSON.stringify(body));
   if (kept === undefined) return null;
-  if (Buffer.byteLength(kept) > MAX_STORED_BYTES) return JSON.stringify({ omitted: 'too_large', ...measure(kept) });
+  if (kept.length * 3 > MAX_STORED_BYTES && Buffer.byteLength(kept) > MAX_STORED_BYTES) return JSON.stringify({ omitted: 'too_large', ...measure(kept) });
   return kept;
 }
 
@@ -25,6 +28,15 @@ function namesCredential(value: unknown, depth = 0): boolean {
   if (Array.isArray(value)) return value.some((v) => namesCredential(v, depth + 1));
   if (value && typeof value === 'object') {
     return Object.entries(value).some(([k, v]) => credentialField.test(k) || namesCredential(v, depth + 1));
+  }
+  return false;
+}
+
+function hasContent(value: unknown, depth = 0): boolean {
+  if (depth > 32) return true;
+  if (Array.isArray(value)) return value.some((v) => hasContent(v, depth + 1));
+  if (value && typeof value === 'object') {
+    return Object.entries(value).some(([k, v]) => (contentField.has(k) && v !== null && v !== undefined) || hasContent(v, depth + 1));
   }
   return false;
 }
