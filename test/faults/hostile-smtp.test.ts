@@ -1,7 +1,7 @@
 import t, { type Test } from 'tap';
 import { fakeSendingDomains } from '../helpers/sending.js';
-import { hostileClient, type HostileClient } from './client-hostile.js';
-import { startHostileRig } from './rig-hostile.js';
+import { hostileClient, type HostileClient } from '../helpers/hostile-client.js';
+import { startHostileRig } from '../helpers/hostile-rig.js';
 
 // Hostile SMTP against the real inbound listener (issue #7, "Hostile input"). The smuggling
 // end-of-data variants are in test/inbound/smuggling.test.ts and the basic limits in

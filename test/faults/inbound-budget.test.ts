@@ -3,8 +3,8 @@ import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import t, { type Test } from 'tap';
 import type { InboundRole } from '../../bin/roles/inbound.js';
-import { hostileClient, type HostileClient } from './client-hostile.js';
-import { startHostileRig } from './rig-hostile.js';
+import { hostileClient, type HostileClient } from '../helpers/hostile-client.js';
+import { startHostileRig } from '../helpers/hostile-rig.js';
 
 // Bounded memory under load on the inbound listener (issue #7): the in-flight budget across
 // sessions (mta/inbound/budget.ts) and the minimum DATA rate (mta/inbound/data-rate.ts), against

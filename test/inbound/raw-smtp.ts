@@ -23,13 +23,9 @@ export async function rawSmtp(port: number, host = '127.0.0.1'): Promise<RawSmtp
   const waiting: ((reply: string) => void)[] = [];
   const ready: string[] = [];
   socket.on('data', (chunk) => {
-    buffer += chunk.toString('latin1');
-    for (;;) {
-      const match = /^(\d{3}) .*\r\n/m.exec(buffer);
-      if (!match) break;
-      const end = match.index + match[0].length;
-      const reply = buffer.slice(0, end).trimEnd();
-      buffer = buffer.slice(end);
+    const taken = takeReplies(buffer + chunk.toString('latin1'));
+    buffer = taken.rest;
+    for (const reply of taken.replies) {
       const next = waiting.shift();
       if (next) next(reply);
       else ready.push(reply);
@@ -61,4 +57,17 @@ export async function rawSmtp(port: number, host = '127.0.0.1'): Promise<RawSmtp
     },
     close: () => socket.destroy(),
   };
+}
+
+/** The complete SMTP replies (through their last line, `NNN text`) at the start of `buffer`, and what follows them. */
+export function takeReplies(buffer: string): { replies: string[]; rest: string } {
+  const replies: string[] = [];
+  let rest = buffer;
+  for (;;) {
+    const match = /^(\d{3}) .*\r\n/m.exec(rest);
+    if (!match) return { replies, rest };
+    const end = match.index + match[0].length;
+    replies.push(rest.slice(0, end).trimEnd());
+    rest = rest.slice(end);
+  }
 }

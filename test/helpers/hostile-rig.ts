@@ -1,8 +1,8 @@
 import { readdirSync } from 'node:fs';
-import { startTestAppliance, type TestAppliance } from '../helpers/appliance.js';
-import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
-import { startFakeMx, type FakeMx } from '../helpers/fake-mx.js';
-import { call, type CallResult } from '../helpers/http.js';
+import { startTestAppliance, type TestAppliance } from './appliance.js';
+import { startDnsServer, type TestDnsServer } from './dns-server.js';
+import { startFakeMx, type FakeMx } from './fake-mx.js';
+import { call, type CallResult } from './http.js';
 import type { InboundRole } from '../../bin/roles/inbound.js';
 import type { ReceivingDomain } from '../../core/receiving/ports.js';
 

@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { takeReplies } from '../inbound/raw-smtp.js';
 
 // A scripted SMTP client for hostile input, beyond test/inbound/raw-smtp.ts: it notices when the
 // server closes the connection (so a test can tell "closed cleanly after a 421" from "hung"),
@@ -88,15 +89,9 @@ export async function hostileClient(port: number): Promise<HostileClient> {
     close: () => socket.destroy(),
   };
   const onData = (chunk: Buffer) => {
-    buffer += chunk.toString('latin1');
-    for (;;) {
-      const match = /^(\d{3}) .*\r\n/m.exec(buffer);
-      if (!match) break;
-      const end = match.index + match[0].length;
-      const reply = buffer.slice(0, end).trimEnd();
-      buffer = buffer.slice(end);
-      deliver(reply);
-    }
+    const taken = takeReplies(buffer + chunk.toString('latin1'));
+    buffer = taken.rest;
+    for (const reply of taken.replies) deliver(reply);
   };
   const listen = (s: Socket) => {
     s.on('data', onData);
