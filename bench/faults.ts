@@ -46,7 +46,7 @@ import { spawnSvc, type SvcProcess } from '../test/helpers/faults-svc.js';
 import { freePort } from '../test/helpers/ports.js';
 import { verifyDomainThroughApi } from '../test/helpers/sending.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../test/helpers/webhook-receiver.js';
-import { mailZone } from '../test/emails/support.js';
+import { mailZone } from '../test/helpers/email-fixtures.js';
 import { probeUnavailable, runFsyncProbe } from '../test/helpers/fsync-probe.js';
 
 const KILLS = intFromEnv('FAULTS_KILLS', 20);

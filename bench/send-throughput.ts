@@ -24,7 +24,7 @@ import { call } from '../test/helpers/http.js';
 import { freePort } from '../test/helpers/ports.js';
 import { startTestRedis } from '../test/helpers/redis.js';
 import { verifyDomainThroughApi } from '../test/helpers/sending.js';
-import { exited, runCrashRig, spawnOutboundProcess } from '../test/emails/crash-rig.js';
+import { exited, runCrashRig, spawnOutboundProcess } from '../test/helpers/crash-rig.js';
 
 const MESSAGES = intFromEnv('BENCH_MESSAGES', 5000);
 const SESSIONS = intFromEnv('BENCH_SESSIONS', 20);

@@ -2,7 +2,7 @@ import t from 'tap';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { call } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
-import { eventsOf, mailZone } from './support.js';
+import { eventsOf, mailZone } from '../helpers/email-fixtures.js';
 
 // POST /emails/batch: strict and permissive, at most 100, one rate-limit token, idempotent.
 // The default rate limit (10 per second) is kept so the token cost is visible.

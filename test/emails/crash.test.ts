@@ -1,5 +1,5 @@
 import t from 'tap';
-import { runCrashRig } from './crash-rig.js';
+import { runCrashRig } from '../helpers/crash-rig.js';
 
 // kill -9 during delivery, at least 10 times, restarting each time (bench/send-throughput runs
 // the same rig with 2,000 emails).

@@ -7,7 +7,7 @@ import { startTestAppliance } from '../helpers/appliance.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
 import { call } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
-import { eventsOf, mailZone, mutableClock, waitFor } from './support.js';
+import { eventsOf, mailZone, mutableClock, waitFor } from '../helpers/email-fixtures.js';
 
 // The outbound MTA end to end: API → queue → MIME + DKIM → the recipient's MX (a scripted
 // smtp-server on loopback, found through the test DNS server) → rules → events.

@@ -3,7 +3,7 @@ import { runIdempotent } from '../../core/idempotency.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { call } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
-import { mailZone, mutableClock } from './support.js';
+import { mailZone, mutableClock } from '../helpers/email-fixtures.js';
 
 // Idempotency-Key: 24 h replay of the original answer, 409s for a different request or one in
 // flight, 400 for a bad length, and no duplicate even when Redis forgets.

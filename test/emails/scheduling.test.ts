@@ -5,7 +5,7 @@ import type { JobsRole } from '../../bin/roles/jobs.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { call } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
-import { eventsOf, mailZone, mutableClock } from './support.js';
+import { eventsOf, mailZone, mutableClock } from '../helpers/email-fixtures.js';
 
 t.test('scheduled_at grammar (UTC), 1 minute to 30 days ahead', async (t) => {
   const now = new Date('2026-05-06T10:00:00Z'); // a Wednesday

@@ -3,7 +3,7 @@ import { Resend } from 'resend';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
 import { verifyDomainThroughApi } from '../helpers/sending.js';
-import { mailZone, waitFor } from './support.js';
+import { mailZone, waitFor } from '../helpers/email-fixtures.js';
 
 // The resend SDK, unchanged, against svc: only the base URL and the key differ. The sending
 // domain is created and verified through the domains API, and mail reaches a fake MX.

@@ -2,7 +2,7 @@ import t from 'tap';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { call } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
-import { eventsOf, mailZone } from './support.js';
+import { eventsOf, mailZone } from '../helpers/email-fixtures.js';
 
 // POST /emails: the durable accept, the stored record, and the pre-send rules 1-6.
 const dns = await mailZone();

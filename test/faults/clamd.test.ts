@@ -8,7 +8,7 @@ import { EICAR, startTestClamd, type TestClamd } from '../helpers/clamd.js';
 import { within } from '../helpers/faults.js';
 import { call } from '../helpers/http.js';
 import { rfc822, startInboundRig, type InboundRig } from '../inbound/rig.js';
-import { waitFor } from '../emails/support.js';
+import { waitFor } from '../helpers/email-fixtures.js';
 
 // clamd down or hung, under load (test/inbound/scanning.test.ts covers verdicts, a frozen clamd
 // and a missing socket one message at a time). svc is configured with a socket path that is a

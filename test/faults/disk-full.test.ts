@@ -8,7 +8,7 @@ import { startFakeMx, type FakeMx } from '../helpers/fake-mx.js';
 import { spawnSvc, type SvcProcess } from '../helpers/faults-svc.js';
 import { call, type CallResult } from '../helpers/http.js';
 import { verifyDomainThroughApi } from '../helpers/sending.js';
-import { mailZone, waitFor } from '../emails/support.js';
+import { mailZone, waitFor } from '../helpers/email-fixtures.js';
 import { publish, regionHosts, type WireRecord } from '../domains/support.js';
 import { rawSmtp } from '../inbound/raw-smtp.js';
 

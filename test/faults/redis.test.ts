@@ -6,7 +6,7 @@ import { startFaultRedis } from '../helpers/faults-redis.js';
 import { startLoad, summarise } from '../helpers/faults-load.js';
 import { call } from '../helpers/http.js';
 import { verifyDomainThroughApi } from '../helpers/sending.js';
-import { mailZone, waitFor } from '../emails/support.js';
+import { mailZone, waitFor } from '../helpers/email-fixtures.js';
 
 // Redis stopped (kill -9), stalled (DEBUG SLEEP 5) and flushed (FLUSHALL) under a steady load of
 // authenticated GETs and POST /emails: no request waits beyond a generous bound, /ready says

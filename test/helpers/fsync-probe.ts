@@ -6,7 +6,7 @@ import { spawnSvc, type SvcProcess } from './faults-svc.js';
 import { call } from './http.js';
 import { startTestRedis } from './redis.js';
 import { verifyDomainThroughApi } from './sending.js';
-import { mailZone } from '../emails/support.js';
+import { mailZone } from './email-fixtures.js';
 import { publish, regionHosts, type WireRecord } from '../domains/support.js';
 import { rawSmtp } from '../inbound/raw-smtp.js';
 

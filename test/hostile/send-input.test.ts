@@ -4,7 +4,7 @@ import { composeMessage } from '../../mta/outbound/compose.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { call } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
-import { mailZone } from '../emails/support.js';
+import { mailZone } from '../helpers/email-fixtures.js';
 import { ssrfRefusedUrls, ssrfZone } from '../helpers/faults.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 

@@ -6,7 +6,7 @@ import { emitEvent, type EventType } from '../../core/events.js';
 import { metricsRollup } from '../../core/metrics/index.js';
 import { eventsRepo } from '../../storage/events.js';
 import { inTransaction } from '../../storage/transaction.js';
-import { waitFor } from '../emails/support.js';
+import { waitFor } from '../helpers/email-fixtures.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { testClock } from '../webhooks/test-clock.js';
 import { bounceOf, fakeEmail, getMetrics } from './support.js';
@@ -76,7 +76,7 @@ t.test('before any rollup: nothing counted, data_as_of is the oldest pending min
 });
 
 t.test('three processes folding at once: each event once, totals exact', async (t) => {
-  const child = join(import.meta.dirname, 'rollup-child.js');
+  const child = join(import.meta.dirname, '../helpers/rollup-child.js');
   const dbFile = join(app.config.data_dir, 'svc.sqlite');
   // Each child opens the database, says "ready", and starts folding when told: all three start together.
   const start = () => {

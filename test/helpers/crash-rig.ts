@@ -4,13 +4,13 @@ import { join, resolve } from 'node:path';
 import { deliveryRecorder } from '../../core/emails/delivery.js';
 import { sweepAmbiguous } from '../../core/emails/ambiguous.js';
 import type { Db } from '../../storage/db.js';
-import { startTestAppliance, type TestAppliance } from '../helpers/appliance.js';
-import type { TestDnsServer } from '../helpers/dns-server.js';
-import { startFakeMx, type FakeMx } from '../helpers/fake-mx.js';
-import { call } from '../helpers/http.js';
-import { startTestRedis, type TestRedis } from '../helpers/redis.js';
-import { verifyDomainThroughApi } from '../helpers/sending.js';
-import { mailZone, waitFor } from './support.js';
+import { startTestAppliance, type TestAppliance } from './appliance.js';
+import type { TestDnsServer } from './dns-server.js';
+import { startFakeMx, type FakeMx } from './fake-mx.js';
+import { call } from './http.js';
+import { startTestRedis, type TestRedis } from './redis.js';
+import { verifyDomainThroughApi } from './sending.js';
+import { mailZone, waitFor } from './email-fixtures.js';
 
 // The crash rig (test and bench): emails are accepted by an in-process API, then delivered by a
 // real `bin/svc start --role outbound` child on the same data folder and Redis, which is killed

@@ -1,6 +1,6 @@
 import { eventsRepo } from '../../storage/events.js';
-import type { TestAppliance } from '../helpers/appliance.js';
-import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
+import type { TestAppliance } from './appliance.js';
+import { startDnsServer, type TestDnsServer } from './dns-server.js';
 
 export interface StoredEmailEvent {
   type: string;
