@@ -1,6 +1,6 @@
 import t from 'tap';
 import { startFakeCloudflare } from '../helpers/fake-cloudflare.js';
-import { startDomainsRig, txtStrings, type WireRecord } from './support.js';
+import { startDomainsRig, txtStrings, type WireRecord } from '../helpers/domain-fixtures.js';
 
 const cf = await startFakeCloudflare();
 const rig = await startDomainsRig({ SVC_CLOUDFLARE_API_URL: cf.url });

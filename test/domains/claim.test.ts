@@ -1,5 +1,5 @@
 import t from 'tap';
-import { find, publish, startDomainsRig, type WireRecord } from './support.js';
+import { find, publish, startDomainsRig, type WireRecord } from '../helpers/domain-fixtures.js';
 
 const rig = await startDomainsRig();
 t.teardown(() => rig.stop());

@@ -5,7 +5,7 @@ import t from 'tap';
 import { dkimSign } from 'mailauth/lib/dkim/sign.js';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import type { SendingDomain } from '../../core/domains/lookup.js';
-import { absolute, find, publish, startDomainsRig, type WireRecord } from './support.js';
+import { absolute, find, publish, startDomainsRig, type WireRecord } from '../helpers/domain-fixtures.js';
 
 const rig = await startDomainsRig();
 t.teardown(() => rig.stop());

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { absolute, find, publish, startDomainsRig, txtStrings, type WireRecord } from './support.js';
+import { absolute, find, publish, startDomainsRig, txtStrings, type WireRecord } from '../helpers/domain-fixtures.js';
 
 const rig = await startDomainsRig();
 t.teardown(() => rig.stop());

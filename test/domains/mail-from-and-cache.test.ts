@@ -3,7 +3,7 @@ import { cachedResolver } from '../../dns/cache.js';
 import { createResolver } from '../../dns/resolver.js';
 import { connectRedis } from '../../storage/redis.js';
 import { redisDnsCacheStore } from '../../storage/dns-cache.js';
-import { find, publish, startDomainsRig, type WireRecord } from './support.js';
+import { find, publish, startDomainsRig, type WireRecord } from '../helpers/domain-fixtures.js';
 
 const rig = await startDomainsRig({ SVC_MAIL_FROM_RECORDS: 'mx_txt' });
 t.teardown(() => rig.stop());

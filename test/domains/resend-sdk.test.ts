@@ -1,7 +1,7 @@
 import t from 'tap';
 import { Resend } from 'resend';
 import { runAdmin } from '../../bin/admin-commands.js';
-import { find, publish, startDomainsRig, type WireRecord } from './support.js';
+import { find, publish, startDomainsRig, type WireRecord } from '../helpers/domain-fixtures.js';
 
 // The hosted-email SDK, unchanged, pointed at svc; then the operator's `svc admin domain …`.
 const rig = await startDomainsRig();

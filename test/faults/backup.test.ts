@@ -9,7 +9,7 @@ import { startTestAppliance } from '../helpers/appliance.js';
 import { call } from '../helpers/http.js';
 import { svcBin } from '../helpers/faults-svc.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
-import { rfc822, startInboundRig } from '../inbound/rig.js';
+import { rfc822, startInboundRig } from '../helpers/inbound-rig.js';
 
 // `svc admin backup PATH` on a live instance while sends, suppressions and inbound mail keep
 // arriving; the backup is restored into a new appliance (database, spool, and the secret key

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { EICAR, startTestClamd, type TestClamd } from '../helpers/clamd.js';
 import { within } from '../helpers/faults.js';
 import { call } from '../helpers/http.js';
-import { rfc822, startInboundRig, type InboundRig } from '../inbound/rig.js';
+import { rfc822, startInboundRig, type InboundRig } from '../helpers/inbound-rig.js';
 import { waitFor } from '../helpers/email-fixtures.js';
 
 // clamd down or hung, under load (test/inbound/scanning.test.ts covers verdicts, a frozen clamd

@@ -9,8 +9,8 @@ import { spawnSvc, type SvcProcess } from '../helpers/faults-svc.js';
 import { call, type CallResult } from '../helpers/http.js';
 import { verifyDomainThroughApi } from '../helpers/sending.js';
 import { mailZone, waitFor } from '../helpers/email-fixtures.js';
-import { publish, regionHosts, type WireRecord } from '../domains/support.js';
-import { rawSmtp } from '../inbound/raw-smtp.js';
+import { publish, regionHosts, type WireRecord } from '../helpers/domain-fixtures.js';
+import { rawSmtp } from '../helpers/raw-smtp.js';
 
 // Disk full: `bin/svc start` (every role) runs on an 8 MiB tmpfs as its data folder. With the file
 // system filled by a ballast file, POST /emails answers 503 service_unavailable (or 200 for an

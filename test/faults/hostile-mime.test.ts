@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import t, { type Test } from 'tap';
-import { startInboundRig } from '../inbound/rig.js';
+import { startInboundRig } from '../helpers/inbound-rig.js';
 import { gzipBomb, hugeHeader, manyHeaders, nested, nestedRfc822, wide, withAttachments, zipBomb } from '../helpers/hostile-mime.js';
 
 // Hostile MIME sent to a receiving domain of the real inbound listener (issue #7, "Hostile

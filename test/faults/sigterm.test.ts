@@ -8,8 +8,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startDnsServer } from '../helpers/dns-server.js';
 import { spawnSvc, type SvcProcess } from '../helpers/faults-svc.js';
 import { call } from '../helpers/http.js';
-import { publish, regionHosts, type WireRecord } from '../domains/support.js';
-import { rawSmtp } from '../inbound/raw-smtp.js';
+import { publish, regionHosts, type WireRecord } from '../helpers/domain-fixtures.js';
+import { rawSmtp } from '../helpers/raw-smtp.js';
 
 // SIGTERM of `bin/svc start` (every role) with work in flight: an HTTP request whose body is still
 // arriving, an SMTP transaction in the middle of its DATA, and an idle SMTP session. The listeners

@@ -1,6 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import nodemailer from 'nodemailer';
-import { publish, type WireRecord } from '../domains/support.js';
+import { publish, type WireRecord } from './domain-fixtures.js';
 import type { TestDnsServer } from './dns-server.js';
 
 // A steady mixed load for fault tests and bench/faults: each worker alternates an authenticated

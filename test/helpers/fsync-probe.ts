@@ -7,8 +7,8 @@ import { call } from './http.js';
 import { startTestRedis } from './redis.js';
 import { verifyDomainThroughApi } from './sending.js';
 import { mailZone } from './email-fixtures.js';
-import { publish, regionHosts, type WireRecord } from '../domains/support.js';
-import { rawSmtp } from '../inbound/raw-smtp.js';
+import { publish, regionHosts, type WireRecord } from './domain-fixtures.js';
+import { rawSmtp } from './raw-smtp.js';
 
 // The proof that every 200 from POST /emails and every 250 after DATA comes after an fsync: svc
 // runs under strace (-f: every thread; -yy: each fd with its file path or TCP endpoints), a client

@@ -1,6 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
-import { takeReplies } from '../inbound/raw-smtp.js';
+import { takeReplies } from './raw-smtp.js';
 
 // A scripted SMTP client for hostile input, beyond test/inbound/raw-smtp.ts: it notices when the
 // server closes the connection (so a test can tell "closed cleanly after a 421" from "hung"),

@@ -54,7 +54,7 @@ export function fakeSendingDomains(app: TestAppliance, dns?: TestDnsServer): Fak
  */
 export async function verifyDomainThroughApi(baseUrl: string, token: string, dns: TestDnsServer, name: string, region = 'us-east-1'): Promise<string> {
   const { call } = await import('./http.js');
-  const { publish } = await import('../domains/support.js');
+  const { publish } = await import('./domain-fixtures.js');
   const created = await call(baseUrl, 'POST', '/domains', { token, body: { name, region } });
   if (created.status !== 200 && created.status !== 201) throw new Error(`POST /domains: ${JSON.stringify(created.body)}`);
   for (const r of created.body.records) if (r.record !== 'Receiving') publish(dns, name, r);

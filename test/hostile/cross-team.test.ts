@@ -5,7 +5,7 @@ import { idOperations, randomId, resourceKeys, type IdOperation, type JsonSchema
 import { call, type CallResult } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
-import { rfc822, startInboundRig } from '../inbound/rig.js';
+import { rfc822, startInboundRig } from '../helpers/inbound-rig.js';
 
 // Cross-team access on every ID route, generated from the running appliance's OpenAPI document:
 // team B's full_access key, given team A's real ids (or ids that name nothing, or its own parent

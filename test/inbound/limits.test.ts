@@ -1,7 +1,7 @@
 import t from 'tap';
 import { ConnectionLimits } from '../../mta/inbound/connection-limits.js';
-import { rawSmtp, type RawSmtp } from './raw-smtp.js';
-import { rfc822, startInboundRig } from './rig.js';
+import { rawSmtp, type RawSmtp } from '../helpers/raw-smtp.js';
+import { rfc822, startInboundRig } from '../helpers/inbound-rig.js';
 
 // The listener's limits: connections per client address (open at once and per minute), message
 // size, recipients per message; PROXY protocol is off unless configured.

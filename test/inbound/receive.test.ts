@@ -2,8 +2,8 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { receivedRawKey } from '../../storage/spool.js';
-import { rawSmtp } from './raw-smtp.js';
-import { rfc822, startInboundRig } from './rig.js';
+import { rawSmtp } from '../helpers/raw-smtp.js';
+import { rfc822, startInboundRig } from '../helpers/inbound-rig.js';
 
 // Mail for a receiving domain, end to end: SMTP in (nodemailer's client), the record through the
 // receiving API, the raw source and attachments through signed links, and delete.

@@ -2,8 +2,8 @@ import t from 'tap';
 import { receivedRepo } from '../../storage/received.js';
 import { EICAR, EICAR_SIGNATURE, startTestClamd } from '../helpers/clamd.js';
 import { call } from '../helpers/http.js';
-import { rawSmtp } from './raw-smtp.js';
-import { rfc822, startInboundRig, type InboundRig } from './rig.js';
+import { rawSmtp } from '../helpers/raw-smtp.js';
+import { rfc822, startInboundRig, type InboundRig } from '../helpers/inbound-rig.js';
 
 // Virus scanning with a real clamd (Debian's clamav-daemon, a one-signature database): EICAR is
 // dropped as `virus`; a clamd that is down or frozen past svc's deadline makes DATA answer 451 when

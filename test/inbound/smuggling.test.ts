@@ -4,8 +4,8 @@ import { generateKeyPairSync } from 'node:crypto';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { dkimSign } from 'mailauth';
-import { rawSmtp } from './raw-smtp.js';
-import { rfc822, startInboundRig } from './rig.js';
+import { rawSmtp } from '../helpers/raw-smtp.js';
+import { rfc822, startInboundRig } from '../helpers/inbound-rig.js';
 
 // SMTP smuggling variants never split a message or smuggle a second one into storage; bare LF is
 // normalised to CRLF; bare CR is refused. SPF/DKIM/DMARC results are kept with each message.

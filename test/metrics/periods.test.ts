@@ -1,7 +1,7 @@
 import t from 'tap';
 import { startTestAppliance } from '../helpers/appliance.js';
-import { testClock } from '../webhooks/test-clock.js';
-import { fakeEmail, getMetrics, series, writeEmailEvent } from './support.js';
+import { testClock } from '../helpers/test-clock.js';
+import { fakeEmail, getMetrics, series, writeEmailEvent } from '../helpers/metrics-fixtures.js';
 
 // Periods in IANA timezones: day, week and month boundaries follow the zone's calendar across
 // DST changes; hourly buckets keep the repeated hour of a fall-back apart. Events go into the

@@ -2,8 +2,8 @@ import t from 'tap';
 import { metricNames } from '../../core/metrics/index.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { call } from '../helpers/http.js';
-import { testClock } from '../webhooks/test-clock.js';
-import { bounceOf, fakeEmail, getMetrics, writeEmailEvent } from './support.js';
+import { testClock } from '../helpers/test-clock.js';
+import { bounceOf, fakeEmail, getMetrics, writeEmailEvent } from '../helpers/metrics-fixtures.js';
 
 // The query parameters of GET /emails/metrics: defaults, clamping, list forms, every refusal.
 const clock = testClock(new Date('2026-06-15T12:34:56.000Z'));

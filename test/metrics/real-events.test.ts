@@ -7,9 +7,9 @@ import { eventsRepo } from '../../storage/events.js';
 import { inTransaction } from '../../storage/transaction.js';
 import { call } from '../helpers/http.js';
 import { verifyDomainThroughApi } from '../helpers/sending.js';
-import { rfc822, startInboundRig } from '../inbound/rig.js';
-import { testClock } from '../webhooks/test-clock.js';
-import { getMetrics } from './support.js';
+import { rfc822, startInboundRig } from '../helpers/inbound-rig.js';
+import { testClock } from '../helpers/test-clock.js';
+import { getMetrics } from '../helpers/metrics-fixtures.js';
 
 // Counts and rates from events the product itself writes: sends through POST /emails (a verified
 // domain, a suppressed address), outcomes through the delivery recorder the outbound MTA uses,

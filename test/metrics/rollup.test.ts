@@ -8,8 +8,8 @@ import { eventsRepo } from '../../storage/events.js';
 import { inTransaction } from '../../storage/transaction.js';
 import { waitFor } from '../helpers/email-fixtures.js';
 import { startTestAppliance } from '../helpers/appliance.js';
-import { testClock } from '../webhooks/test-clock.js';
-import { bounceOf, fakeEmail, getMetrics } from './support.js';
+import { testClock } from '../helpers/test-clock.js';
+import { bounceOf, fakeEmail, getMetrics } from '../helpers/metrics-fixtures.js';
 
 // The rollup folds every outbox event exactly once: three processes folding the same outbox at
 // once (the appliance and two others on the same SQLite file) split the events between them and

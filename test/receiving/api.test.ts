@@ -1,8 +1,8 @@
 import t from 'tap';
 import { Resend } from 'resend';
 import { fixedLimits } from '../../core/receiving/ports.js';
-import { testClock } from '../webhooks/test-clock.js';
-import { rfc822, startInboundRig } from '../inbound/rig.js';
+import { testClock } from '../helpers/test-clock.js';
+import { rfc822, startInboundRig } from '../helpers/inbound-rig.js';
 
 // The receiving API's list rules (newest first, search, inclusive dates, cursors), the spec's
 // dropped reasons, and the resend SDK's receiving calls against svc.

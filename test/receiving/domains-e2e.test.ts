@@ -1,8 +1,8 @@
 import nodemailer from 'nodemailer';
 import t from 'tap';
 import type { InboundRole } from '../../bin/roles/inbound.js';
-import { publish, startDomainsRig, type WireRecord } from '../domains/support.js';
-import { rawSmtp } from '../inbound/raw-smtp.js';
+import { publish, startDomainsRig, type WireRecord } from '../helpers/domain-fixtures.js';
+import { rawSmtp } from '../helpers/raw-smtp.js';
 
 // The whole path with nothing faked: a domain added with receiving on through the domains API, its
 // records published in the loopback DNS and verified, then mail sent to it over SMTP shows up in

@@ -3,8 +3,8 @@ import { verpAddress } from '../../core/emails/verp.js';
 import { changeRecipient, recipientById } from '../../storage/emails-queue.js';
 import { receivedRepo } from '../../storage/received.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
-import { startInboundRig } from '../inbound/rig.js';
-import { fixture, values } from './fixtures.js';
+import { startInboundRig } from '../helpers/inbound-rig.js';
+import { fixture, values } from '../helpers/received-fixtures.js';
 
 // Reports that come back for mail svc sent, over SMTP to the inbound listener: DSNs at the VERP
 // return path and ARF reports at the feedback address produce the right events and suppressions

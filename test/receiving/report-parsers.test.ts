@@ -1,7 +1,7 @@
 import t from 'tap';
 import { parseArf } from '../../mta/bounces/arf.js';
 import { parseDsn } from '../../mta/bounces/dsn.js';
-import { fixture, values } from './fixtures.js';
+import { fixture, values } from '../helpers/received-fixtures.js';
 
 // DSN (RFC 3464) and ARF (RFC 5965) parsing on real-world-shaped samples kept as fixtures
 // (test/fixtures/reports/*.eml, with {{…}} placeholders for the addresses a test fills in).

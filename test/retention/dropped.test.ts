@@ -4,8 +4,8 @@ import type { Logger } from '../../core/logger.js';
 import { pruneDroppedReceivedJob } from '../../jobs/retention.js';
 import { startScheduler } from '../../jobs/scheduler.js';
 import { receivedRawKey } from '../../storage/spool.js';
-import { rfc822, startInboundRig } from '../inbound/rig.js';
-import { testClock } from '../webhooks/test-clock.js';
+import { rfc822, startInboundRig } from '../helpers/inbound-rig.js';
+import { testClock } from '../helpers/test-clock.js';
 
 // Dropped received records age out on the retention window, with the raw source a parse_failed
 // drop keeps; kept messages never do, whatever their age, and the mailbox usage stays exact.

@@ -7,8 +7,8 @@ import type { Logger } from '../../core/logger.js';
 import { sweepOrphanRaw } from '../../core/retention/orphans.js';
 import { startFullOrphanSweep, sweepOrphanRawJob } from '../../jobs/retention.js';
 import { receivedRawKey } from '../../storage/spool.js';
-import { rfc822, startInboundRig } from '../inbound/rig.js';
-import { testClock } from '../webhooks/test-clock.js';
+import { rfc822, startInboundRig } from '../helpers/inbound-rig.js';
+import { testClock } from '../helpers/test-clock.js';
 
 // Received mail is written at its record's name and fsynced before the record commits. A crash in
 // between leaves a raw file under received/ that no record names; sweepIncoming only looks at

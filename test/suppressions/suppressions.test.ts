@@ -2,7 +2,7 @@ import t from 'tap';
 import { Resend } from 'resend';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { call } from '../helpers/http.js';
-import { testClock } from '../webhooks/test-clock.js';
+import { testClock } from '../helpers/test-clock.js';
 import { eventsRepo } from '../../storage/events.js';
 import { inTransaction } from '../../storage/transaction.js';
 import { addSuppression, isSuppressed, suppressionsRepo } from '../../core/suppressions/index.js';

@@ -2,7 +2,7 @@ import t from 'tap';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { call } from '../helpers/http.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
-import { testClock } from './test-clock.js';
+import { testClock } from '../helpers/test-clock.js';
 import { emitEvent } from '../../core/events.js';
 import { pruneWebhookMessages } from '../../core/webhooks/retention.js';
 import { pruneWebhookMessagesJob } from '../../jobs/webhook-dispatch-prune.js';

@@ -1,7 +1,7 @@
 import nodemailer from 'nodemailer';
-import { startTestAppliance, type TestAppliance } from '../helpers/appliance.js';
-import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
-import { call, type CallResult } from '../helpers/http.js';
+import { startTestAppliance, type TestAppliance } from './appliance.js';
+import { startDnsServer, type TestDnsServer } from './dns-server.js';
+import { call, type CallResult } from './http.js';
 import { eventsRepo } from '../../storage/events.js';
 import type { InboundRole } from '../../bin/roles/inbound.js';
 import type { ReceivingDomain } from '../../core/receiving/ports.js';

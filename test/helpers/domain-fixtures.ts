@@ -1,7 +1,7 @@
-import { startTestAppliance, type TestAppliance } from '../helpers/appliance.js';
-import { startDnsServer, type TestDnsServer, type ZoneRecord } from '../helpers/dns-server.js';
-import { call, type CallResult } from '../helpers/http.js';
-import { testClock, type TestClock } from '../webhooks/test-clock.js';
+import { startTestAppliance, type TestAppliance } from './appliance.js';
+import { startDnsServer, type TestDnsServer, type ZoneRecord } from './dns-server.js';
+import { call, type CallResult } from './http.js';
+import { testClock, type TestClock } from './test-clock.js';
 import type { Role } from '../../bin/appliance.js';
 
 export interface WireRecord {

@@ -3,7 +3,7 @@ import { emitEvent, type EventType } from '../../core/events.js';
 import { eventsRepo } from '../../storage/events.js';
 import type { Db } from '../../storage/db.js';
 import { inTransaction } from '../../storage/transaction.js';
-import { call, type CallResult } from '../helpers/http.js';
+import { call, type CallResult } from './http.js';
 
 /** GET /emails/metrics; array values are sent as repeated parameters. */
 export function getMetrics(baseUrl: string, token: string, query: Record<string, string | string[]> = {}): Promise<CallResult> {

@@ -1,7 +1,7 @@
 import { Resend } from 'resend';
 import { Webhook } from 'standardwebhooks';
 import type { Clock } from '../../core/clock.js';
-import type { ReceivedRequest } from '../helpers/webhook-receiver.js';
+import type { ReceivedRequest } from './webhook-receiver.js';
 import { atClockTime } from './test-clock.js';
 
 const sdk = new Resend('re_verify_only');
