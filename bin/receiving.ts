@@ -7,7 +7,7 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { deliveryRecorder } from '../core/emails/delivery.js';
 import { emailFeedbackSink } from '../core/receiving/email-feedback.js';
-import { groupCommit } from '../core/receiving/group-commit.js';
+import { groupCommit } from '../storage/group-commit.js';
 import type { FeedbackDeps } from '../core/receiving/feedback.js';
 import type { IngestDeps } from '../core/receiving/ingest.js';
 import { catchAll, fixedLimits, type ReceivingDomains, type VerpParser } from '../core/receiving/ports.js';

@@ -10,3 +10,8 @@ export function parseInstant(name: string, raw: string): string {
   }
   return date.toISOString();
 }
+
+/** The instant `days` days before `now`, as ISO text: the cut-off of a retention window. */
+export function daysBefore(now: Date, days: number): string {
+  return new Date(now.getTime() - days * 86_400_000).toISOString();
+}

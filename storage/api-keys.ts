@@ -1,7 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import type { Db } from './db.js';
-import { inRelaxedTransaction } from './transaction.js';
+import { inRelaxedWriteTransaction } from './write-transaction.js';
 import type { ApiKeyRow, TeamRow } from './tables.js';
 import { containsPattern, paginate, type Page, type PageQuery } from './paginate.js';
 
@@ -71,7 +71,7 @@ export function apiKeysRepo(db: Db): ApiKeysRepo {
     },
     async touchLastUsed(uses) {
       if (uses.size === 0) return;
-      await inRelaxedTransaction(db, async (trx) => {
+      await inRelaxedWriteTransaction(db, async (trx) => {
         for (const [id, at] of uses) {
           await trx.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
         }

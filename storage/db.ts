@@ -16,7 +16,7 @@ const walSyncs = new WeakMap<Db, WalSync>();
 
 /**
  * The WAL fsync of a database opened with synchronous=FULL, for write paths that commit with
- * NORMAL and then wait for this fsync off the event loop (emails-tx.ts). Undefined for a
+ * NORMAL and then wait for this fsync off the event loop (write-transaction.ts). Undefined for a
  * transaction handle or a database opened with NORMAL: such callers keep SQLite's own commit.
  */
 export function walSyncOf(db: Db): WalSync | undefined {

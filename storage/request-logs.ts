@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from './db.js';
 import { compiledInsert } from './compiled.js';
-import { inRelaxedTransaction } from './transaction.js';
+import { inRelaxedWriteTransaction } from './write-transaction.js';
 import type { RequestLogRow } from './tables.js';
 import { containsPattern, paginate, type Page, type PageQuery } from './paginate.js';
 
@@ -36,7 +36,7 @@ export function requestLogsRepo(db: Db): RequestLogsRepo {
       if (rows.length === 0) return;
       // One transaction for the whole batch: one fsync, however many requests it holds.
       // Single-row inserts share one statement; a multi-row insert would be new SQL per size.
-      await inRelaxedTransaction(db, async (trx) => {
+      await inRelaxedWriteTransaction(db, async (trx) => {
         for (const row of rows) await insertRow(trx, row);
       });
     },

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import type { Db } from './db.js';
 
 /**
- * The statements a write transaction runs around its work (emails-tx.ts), on the connection it
+ * The statements a write transaction runs around its work (write-transaction.ts), on the connection it
  * holds. On SQLite they are prepared once on the raw handle — the very connection Kysely holds, as
  * its SQLite driver has only one — because each of them through the query builder cost about as
  * much as SQLite's work in a small transaction, and a transaction runs six of them. Elsewhere they

@@ -3,11 +3,11 @@ import { emailsRepo } from '../../storage/emails.js';
 import { changeRecipient, markEmailSent, recipientById, recipientByMessageId, submittingRecipients } from '../../storage/emails-queue.js';
 import type { EmailRecipientRow, EmailRow, RecipientState } from '../../storage/emails-tables.js';
 import { eventsRepo } from '../../storage/events.js';
+import { groupCommit, type GroupCommit } from '../../storage/group-commit.js';
 import { addSuppression } from '../suppressions/index.js';
 import type { Clock } from '../clock.js';
 import { emitEvent, type EventType } from '../events.js';
 import type { Logger } from '../logger.js';
-import { commitBatcher, type CommitBatcher } from './batcher.js';
 import { envelopeData } from './envelope.js';
 import type { Bounce, DeliveryOutcome } from './outcomes.js';
 import { retryDelayMs } from './retry.js';
@@ -54,8 +54,8 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
   // commit (milliseconds later under load): lost in a crash, the recipient stays `submitting`,
   // becomes ambiguous and is never resent — more cautious, never a duplicate. Reports and
   // complaints stay FULL.
-  const batcher: CommitBatcher = commitBatcher(deps.db);
-  const outcomes: CommitBatcher = commitBatcher(deps.db, 500, { relaxed: true });
+  const batcher: GroupCommit = groupCommit(deps.db);
+  const outcomes: GroupCommit = groupCommit(deps.db, { relaxed: true });
 
   /**
    * queued → submitting, written before any message data (hence the DATA terminator) leaves.

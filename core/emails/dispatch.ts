@@ -1,6 +1,6 @@
 import type { Db } from '../../storage/db.js';
 import { dispatchScheduled, dueScheduled } from '../../storage/emails-queue.js';
-import { inWriteTransaction } from '../../storage/emails-tx.js';
+import { inWriteTransaction } from '../../storage/write-transaction.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 

@@ -6,6 +6,7 @@ import { ServiceError } from '../errors.js';
 import type { Region } from '../regions.js';
 import { addressKey } from './addresses.js';
 import type { RecipientInput } from './types.js';
+import { daysBefore } from '../time.js';
 
 // Pre-send rules 4 and 6 and the suppression list, per recipient.
 
@@ -37,7 +38,7 @@ export async function recipientFates(
   // A batch passes one map for all its emails, so each recipient domain is judged once.
   byDomain = new Map<string, Promise<RecipientFate>>(),
 ): Promise<RecipientFate[]> {
-  const since = new Date(now.getTime() - deps.deadAddressDays * 86_400_000).toISOString();
+  const since = daysBefore(now, deps.deadAddressDays);
   return Promise.all(recipients.map(async (r): Promise<RecipientFate> => {
     if (isSimulator(r.domain, deps.simulatorDomain)) {
       return r.address.split('@')[0]!.toLowerCase() === 'suppressed' ? { kind: 'suppressed', origin: 'bounce' } : { kind: 'deliver' };

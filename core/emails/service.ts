@@ -1,5 +1,6 @@
 import type { DnsResolver } from '../../dns/resolver.js';
 import type { Db } from '../../storage/db.js';
+import { groupCommit } from '../../storage/group-commit.js';
 import { emailsRepo } from '../../storage/emails.js';
 import type { RedisClient } from '../../storage/redis.js';
 import { suppressionsRepo } from '../suppressions/index.js';
@@ -10,7 +11,6 @@ import { requestDigest, runIdempotent, type Answer, type Remember } from '../ide
 import type { Logger } from '../logger.js';
 import type { RegionDirectory } from '../regions.js';
 import { commitAccepted, prepareEmail, type PreparedEmail } from './accept.js';
-import { commitBatcher } from './batcher.js';
 import { loadAttachments, type AttachmentFetcher } from './attachments.js';
 import { checkBulk, contentHash, dayOf } from './bulk.js';
 import { listEmails, type RawEmailListQuery } from './list.js';
@@ -57,7 +57,7 @@ const deadAddressDays = 30;
 export function emailsService(deps: EmailsServiceDeps) {
   // Group commit: sends answered in the same event-loop turn share one transaction (one fsync);
   // each still gets its 200 only once its rows are on disk.
-  const batcher = commitBatcher(deps.db);
+  const batcher = groupCommit(deps.db);
   const prepare = async (caller: Caller, input: SendEmailInput, batch: BatchMemo | undefined): Promise<PreparedEmail> => {
     const now = deps.clock.now();
     const send = normaliseSend(input, now);

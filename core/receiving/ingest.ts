@@ -6,7 +6,7 @@ import { teamsRepo } from '../../storage/teams.js';
 import { emitEvent } from '../events.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
-import type { GroupCommit } from './group-commit.js';
+import type { GroupCommit } from '../../storage/group-commit.js';
 import { ParseFailed, parseMessage, type ParsedMessage } from './message.js';
 import type { ReceivingLimits } from './ports.js';
 import type { RecipientRoute } from './routing.js';

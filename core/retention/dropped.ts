@@ -3,6 +3,7 @@ import { retentionRepo } from '../../storage/retention.js';
 import type { Spool } from '../../storage/spool.js';
 import { inTransaction } from '../../storage/transaction.js';
 import type { Clock } from '../clock.js';
+import { daysBefore } from '../time.js';
 
 // The spec: "A dropped record ages out on the plan's data retention window" and "A kept message has
 // no retention window". Only records with a dropped_reason are ever deleted here.
@@ -23,7 +24,7 @@ export interface DroppedPruneResult {
  * not touched.
  */
 export async function pruneDroppedReceived(deps: { db: Db; spool: Spool; clock: Clock }, retentionDays: number): Promise<DroppedPruneResult> {
-  const before = new Date(deps.clock.now().getTime() - retentionDays * 86_400_000).toISOString();
+  const before = daysBefore(deps.clock.now(), retentionDays);
   const result: DroppedPruneResult = { records: 0, raw_files: 0 };
   for (;;) {
     const batch = await retentionRepo(deps.db).droppedBefore(before, BATCH);

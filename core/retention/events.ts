@@ -3,6 +3,7 @@ import { retentionRepo } from '../../storage/retention.js';
 import type { Clock } from '../clock.js';
 import { ROLLUP_CURSOR } from '../metrics/rollup.js';
 import { DISPATCH_CURSOR } from '../webhooks/fan-out.js';
+import { daysBefore } from '../time.js';
 
 // The event outbox is read by its consumers, each from its own cursor: the webhook fan-out and the
 // metrics rollup. An event may go once (a) every consumer has read it, (b) no webhook message refers
@@ -30,7 +31,7 @@ export interface EventsPruneResult {
  * one statement per batch of sequence numbers. Returns what it did, for the job's log line.
  */
 export async function pruneEvents(db: Db, clock: Clock, retentionDays: number): Promise<EventsPruneResult> {
-  const before = new Date(clock.now().getTime() - retentionDays * 86_400_000).toISOString();
+  const before = daysBefore(clock.now(), retentionDays);
   const repo = retentionRepo(db);
   const cursor = await repo.lowestCursor(OUTBOX_CONSUMERS);
   const result: EventsPruneResult = { deleted: 0, kept_referenced: 0, cursor };

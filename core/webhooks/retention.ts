@@ -2,13 +2,14 @@ import type { Db } from '../../storage/db.js';
 import { inTransaction } from '../../storage/transaction.js';
 import { webhooksRepo } from '../../storage/webhooks.js';
 import type { Clock } from '../clock.js';
+import { daysBefore } from '../time.js';
 
 /**
  * Deletes delivered and failed messages (and their attempts) untouched for `retentionDays`, in short
  * transactions. Waiting messages are kept whatever their age. Returns the number of messages removed.
  */
 export async function pruneWebhookMessages(db: Db, clock: Clock, retentionDays: number): Promise<number> {
-  const before = new Date(clock.now().getTime() - retentionDays * 86_400_000).toISOString();
+  const before = daysBefore(clock.now(), retentionDays);
   let total = 0;
   for (;;) {
     const removed = await inTransaction(db, (trx) => webhooksRepo(trx).pruneFinished(before, 500));

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { openDatabase, walSyncOf } from '../../storage/db.js';
-import { inWriteTransaction } from '../../storage/emails-tx.js';
+import { inWriteTransaction } from '../../storage/write-transaction.js';
 import { WalSync } from '../../storage/wal-sync.js';
 
 // The write path of sending and receiving: waiting for another process's write lock must not stall

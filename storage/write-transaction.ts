@@ -21,8 +21,9 @@ export function inWriteTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): Prom
 
 /**
  * inWriteTransaction without its own fsync (synchronous=NORMAL for this commit only): for records
- * whose loss in a crash only makes svc more cautious, never wrong. Its WAL frames become durable
- * with the next ordinary (FULL) commit.
+ * whose loss in a crash only makes svc more cautious, never wrong (delivery outcomes), or costs no
+ * mail (request logs, keys' last-used times). Its WAL frames become durable with the next durable
+ * commit's fsync of the WAL.
  */
 export function inRelaxedWriteTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
   return writeTransaction(db, fn, true);
