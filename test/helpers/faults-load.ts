@@ -130,38 +130,19 @@ export interface SideRecord {
  * Idempotency-Key); the ids of every batch answered 200 are kept.
  */
 export function startBatchLoad(options: { baseUrl: string; token: string; workers: number; size: number; hangMs: number; body(n: number, i: number): unknown }): SideLoad {
-  const records: SideRecord[] = [];
-  const accepted = new Map<string, string[]>();
-  const started = performance.now();
-  let running = true;
-  let counter = 0;
-  const worker = async () => {
-    while (running) {
-      const n = counter++;
-      const key = `batch-${n}`;
-      const at = performance.now();
-      const record: SideRecord = { at: Math.round(at - started), ms: 0, status: 0 };
-      try {
-        const res = await fetch(`${options.baseUrl}/emails/batch`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${options.token}`, 'content-type': 'application/json', 'idempotency-key': key, 'user-agent': 'svc-faults/1.0' },
-          body: JSON.stringify(Array.from({ length: options.size }, (_, i) => options.body(n, i))),
-          signal: AbortSignal.timeout(options.hangMs),
-        });
-        const text = await res.text();
-        record.status = res.status;
-        if (res.status === 200) accepted.set(key, (JSON.parse(text) as { data: { id: string }[] }).data.map((d) => d.id));
-        else record.error = text.slice(0, 200);
-      } catch (err) {
-        record.error = (err as Error).message;
-      }
-      record.ms = Math.round(performance.now() - at);
-      records.push(record);
-      await sleep(record.status === 200 ? 20 : 100);
-    }
-  };
-  const workers = Array.from({ length: options.workers }, () => worker());
-  return { records, accepted, async stop() { running = false; await Promise.all(workers); } };
+  return runSideLoad(options.workers, 200, async (n, record, accepted) => {
+    const key = `batch-${n}`;
+    const res = await fetch(`${options.baseUrl}/emails/batch`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${options.token}`, 'content-type': 'application/json', 'idempotency-key': key, 'user-agent': 'svc-faults/1.0' },
+      body: JSON.stringify(Array.from({ length: options.size }, (_, i) => options.body(n, i))),
+      signal: AbortSignal.timeout(options.hangMs),
+    });
+    const text = await res.text();
+    record.status = res.status;
+    if (res.status === 200) accepted.set(key, (JSON.parse(text) as { data: { id: string }[] }).data.map((d) => d.id));
+    else record.error = text.slice(0, 200);
+  });
 }
 
 /**
@@ -170,6 +151,34 @@ export function startBatchLoad(options: { baseUrl: string; token: string; worker
  * its reply (`queued as <id>`); anything else is the sender's to retry, as SMTP clients do.
  */
 export function startInboundLoad(options: { host: string; port: number; workers: number; from: string; to: string; hangMs: number }): SideLoad {
+  const run = Date.now().toFixed(0);
+  return runSideLoad(options.workers, 250, async (n, record, accepted) => {
+    const transport = nodemailer.createTransport({
+      host: options.host, port: options.port, secure: false, ignoreTLS: true,
+      connectionTimeout: options.hangMs, greetingTimeout: options.hangMs, socketTimeout: options.hangMs,
+    });
+    try {
+      const info = await transport.sendMail({
+        envelope: { from: options.from, to: [options.to] }, from: options.from, to: options.to,
+        subject: `Inbound soak ${n}`, text: `Inbound message ${n}`, messageId: `<inbound-${n}-${run}@soak.example>`,
+      });
+      record.status = Number(info.response.slice(0, 3));
+      const id = /queued as (\S+)/.exec(info.response)?.[1];
+      if (id) accepted.set(String(n), [id]);
+    } catch (err) {
+      record.status = (err as { responseCode?: number }).responseCode ?? 0;
+      throw err;
+    } finally {
+      transport.close();
+    }
+  });
+}
+
+/**
+ * `workers` loops each making attempt after attempt until stopped, every attempt recorded (time,
+ * duration, status; an error's message), pausing briefly after a success and longer after anything else.
+ */
+function runSideLoad(workers: number, okStatus: number, attempt: (n: number, record: SideRecord, accepted: Map<string, string[]>) => Promise<void>): SideLoad {
   const records: SideRecord[] = [];
   const accepted = new Map<string, string[]>();
   const started = performance.now();
@@ -180,32 +189,18 @@ export function startInboundLoad(options: { host: string; port: number; workers:
       const n = counter++;
       const at = performance.now();
       const record: SideRecord = { at: Math.round(at - started), ms: 0, status: 0 };
-      const transport = nodemailer.createTransport({
-        host: options.host, port: options.port, secure: false, ignoreTLS: true,
-        connectionTimeout: options.hangMs, greetingTimeout: options.hangMs, socketTimeout: options.hangMs,
-      });
       try {
-        const info = await transport.sendMail({
-          envelope: { from: options.from, to: [options.to] }, from: options.from, to: options.to,
-          subject: `Inbound soak ${n}`, text: `Inbound message ${n}`, messageId: `<inbound-${n}-${started.toFixed(0)}@soak.example>`,
-        });
-        record.status = Number(info.response.slice(0, 3));
-        const id = /queued as (\S+)/.exec(info.response)?.[1];
-        if (id) accepted.set(String(n), [id]);
+        await attempt(n, record, accepted);
       } catch (err) {
-        const e = err as { responseCode?: number; message: string };
-        record.status = e.responseCode ?? 0;
-        record.error = e.message;
-      } finally {
-        transport.close();
+        record.error = (err as Error).message;
       }
       record.ms = Math.round(performance.now() - at);
       records.push(record);
-      await sleep(record.status === 250 ? 20 : 100);
+      await sleep(record.status === okStatus ? 20 : 100);
     }
   };
-  const workers = Array.from({ length: options.workers }, () => worker());
-  return { records, accepted, async stop() { running = false; await Promise.all(workers); } };
+  const loops = Array.from({ length: workers }, () => worker());
+  return { records, accepted, async stop() { running = false; await Promise.all(loops); } };
 }
 
 /** A domain with receiving on, its records published in the test zone and verified through the API. */
