@@ -63,7 +63,9 @@ async function startOpening(options: StartOptions, opened: (() => unknown)[]): P
   if (privateRedis) opened.push(() => privateRedis.stop());
   const redis = await connectRedis({ url: privateRedis?.url ?? config.redis_url, commandTimeoutMs: config.redis_command_timeout_ms });
   opened.push(() => redis.disconnect());
-  const database = await openDatabase({ path: join(config.data_dir, 'svc.sqlite'), synchronous: config.sqlite_synchronous as 'FULL' | 'NORMAL' });
+  const database = await openDatabase({
+    url: config.database_url, path: join(config.data_dir, 'svc.sqlite'), synchronous: config.sqlite_synchronous as 'FULL' | 'NORMAL',
+  });
   opened.push(() => database.close());
   const probes = await readinessProbes(config, database, redis);
   const services = createServices({
@@ -79,7 +81,7 @@ async function startOpening(options: StartOptions, opened: (() => unknown)[]): P
     running.push(started);
     opened.push(() => started.stop());
   }
-  logger.info({ roles: options.roles, dataDir: config.data_dir, redis: privateRedis ? 'private' : 'url' }, 'svc started');
+  logger.info({ roles: options.roles, dataDir: config.data_dir, redis: privateRedis ? 'private' : 'url', database: database.kind }, 'svc started');
   return {
     services,
     running,
@@ -133,7 +135,8 @@ async function maybeStartPrivateRedis(config: Config, logger: PinoLogger): Promi
 
 async function readinessProbes(config: Config, database: Database, redis: RedisClient): Promise<Probe[]> {
   const probes: Probe[] = [
-    { name: 'sqlite', check: async () => { database.sqlite.prepare('select 1').get(); } },
+    // Named after the database in use: 'sqlite', or 'postgres' when database_url names one.
+    { name: database.kind, check: () => database.ping() },
     { name: 'redis', check: async () => { await redis.ping(); } },
     storageProbe(() => freeBytes(config.data_dir)),
   ];

@@ -72,7 +72,7 @@ export interface Services {
 export function createServices(input: ServicesInput): Services {
   const { config, database, redis, logger, clock } = input;
   const repos = { teams: teamsRepo(database.db), apiKeys: apiKeysRepo(database.db), requestLogs: requestLogsRepo(database.db), suppressions: suppressionsRepo(database.db) };
-  const keyLookup = new CachedKeyLookup(repos.apiKeys, authGenerationReader(database.sqlite));
+  const keyLookup = new CachedKeyLookup(repos.apiKeys, authGenerationReader(database));
   const logWriter = new RequestLogWriter(repos.requestLogs, repos.apiKeys, logger, config.logs_flush_ms);
   const identity = { version: input.version, env: config.env };
   const domainsDeps: DomainsDeps = {
@@ -111,7 +111,7 @@ export function createServices(input: ServicesInput): Services {
     requestLogs: requestLogsService(repos.requestLogs),
     suppressions: suppressionsService({ db: database.db, clock }),
     emails: sending.emails,
-    backup: backupService({ sqlite: database.sqlite, spoolDir: receiving.spool.dir, dataDir: config.data_dir, clock, logger }),
+    backup: backupService({ database, spoolDir: receiving.spool.dir, dataDir: config.data_dir, clock, logger }),
     emailShares: sending.shares,
     receiving: receiving.service,
     webhooks: webhooksService({

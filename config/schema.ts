@@ -30,6 +30,8 @@ export const schema = {
   redis_server_bin: { type: 'string', default: 'redis-server', doc: 'redis-server executable used for the private Redis.' },
   redis_command_timeout_ms: { type: 'int', default: 2000, min: 50, doc: 'Longest wait for one Redis command before it counts as failed.' },
 
+  database_url: { type: 'string', default: '', secret: true, doc: 'Database; empty is the SQLite file in data_dir, a postgres:// or postgresql:// URL uses that PostgreSQL database instead (docs/operations.md).' },
+
   dns_servers: { type: 'list', default: [], doc: 'Comma-separated host[:port] resolvers for every DNS lookup; empty uses the system resolvers.' },
 
   sqlite_synchronous: { type: 'enum', default: 'FULL', values: ['FULL', 'NORMAL'], doc: 'SQLite synchronous mode; FULL fsyncs every commit (the durability promise needs it).' },

@@ -3,14 +3,15 @@ import { isAbsolute, join } from 'node:path';
 import { backupDatabase, copySpoolFiles, spoolKeysOf, writeFileDurably } from '../storage/backup.js';
 import type { Database } from '../storage/db.js';
 import type { Clock } from './clock.js';
-import { validationError } from './errors.js';
+import { ServiceError, validationError } from './errors.js';
 import type { Logger } from './logger.js';
 
 // `svc admin backup [PATH]`: a folder holding a consistent copy of the database (SQLite's online
 // backup, taken while svc keeps working) and the raw sources of received mail it refers to, plus
 // a manifest. Restoring is putting both back into a stopped svc's data folder (docs/operations.md).
 // The secret key (`secret.key`) is not copied: sealed secrets in the copy open only with it, so
-// the operator keeps it apart from the backups.
+// the operator keeps it apart from the backups. A PostgreSQL database (database_url) is backed up
+// with PostgreSQL's own tools (pg_dump): svc refuses rather than copy only the spool.
 
 export interface BackupSummary {
   object: 'backup';
@@ -26,7 +27,7 @@ export interface BackupSummary {
 }
 
 export interface BackupDeps {
-  sqlite: Database['sqlite'];
+  database: Pick<Database, 'kind' | 'sqlite'>;
   spoolDir: string;
   dataDir: string;
   clock: Clock;
@@ -40,6 +41,9 @@ export interface BackupService {
 export function backupService(deps: BackupDeps): BackupService {
   return {
     async run(destination) {
+      if (deps.database.kind !== 'sqlite') {
+        throw new ServiceError(501, 'not_implemented', 'svc admin backup copies the SQLite file, and this svc uses PostgreSQL (database_url): back the database up with pg_dump (docs/operations.md).');
+      }
       const started = performance.now();
       const createdAt = deps.clock.now().toISOString();
       const path = destination ?? join(deps.dataDir, 'backups', `backup-${createdAt.replace(/[:.]/g, '-')}`);
@@ -48,7 +52,7 @@ export function backupService(deps: BackupDeps): BackupService {
       const work = `${path}.partial`;
       await rm(work, { recursive: true, force: true }); // left by a backup that died half-way
       await mkdir(work, { mode: 0o700 });
-      const database = await backupDatabase(deps.sqlite, join(work, 'svc.sqlite'));
+      const database = await backupDatabase(deps.database.sqlite, join(work, 'svc.sqlite'));
       const spool = await copySpoolFiles(deps.spoolDir, spoolKeysOf(join(work, 'svc.sqlite')), join(work, 'spool'));
       const summary: BackupSummary = {
         object: 'backup', path, created_at: createdAt, database_bytes: database.bytes, database_pages: database.pages,

@@ -9,6 +9,7 @@ import { SvcSqliteDialect } from './sqlite-compiler.js';
 import { WalSync } from './wal-sync.js';
 import { startCheckpointer } from './checkpointer.js';
 import { registerRawTxStatements } from './tx-statements.js';
+import { databaseTarget, pingPostgres, postgresKysely } from './postgres.js';
 
 export type Db = Kysely<DatabaseSchema>;
 
@@ -27,20 +28,57 @@ export function walSyncOf(db: Db): WalSync | undefined {
 export const BUSY_TIMEOUT_MS = 5000;
 
 export interface OpenDatabaseOptions {
+  /** database_url: empty opens the SQLite file at `path`; postgres://… that PostgreSQL database. */
+  url?: string;
+  /** The SQLite file. */
   path: string;
-  /** FULL fsyncs every commit: what the durability promises rest on. */
+  /** SQLite's synchronous: FULL fsyncs every commit, what the durability promises rest on. */
   synchronous: 'FULL' | 'NORMAL';
 }
 
 export interface Database {
+  kind: 'sqlite' | 'postgres';
   db: Db;
-  /** The raw handle, for health probes and pragmas only; queries go through `db`. */
-  sqlite: BetterSqlite3.Database;
+  /**
+   * The raw SQLite handle, for pragmas, backups and tests only; queries go through `db`. Only
+   * when `kind` is 'sqlite': reading it on PostgreSQL throws.
+   */
+  readonly sqlite: BetterSqlite3.Database;
+  /** One round trip to the database; for readiness. */
+  ping(): Promise<void>;
   close(): Promise<void>;
 }
 
-/** Opens the SQLite file in WAL mode and applies every pending migration. */
+/**
+ * Opens the database database_url names (the SQLite file when empty) and applies every pending
+ * migration. A URL of another scheme is a ConfigError naming the key.
+ */
 export async function openDatabase(options: OpenDatabaseOptions): Promise<Database> {
+  const target = databaseTarget(options.url ?? '');
+  if (target.kind === 'postgres') return openPostgres(target.url);
+  return openSqlite(options);
+}
+
+async function openPostgres(url: string): Promise<Database> {
+  const db = postgresKysely({ url });
+  try {
+    await migrateToLatest(db);
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+  return {
+    kind: 'postgres', db,
+    get sqlite(): BetterSqlite3.Database {
+      throw new Error('storage: the database is PostgreSQL (database_url); there is no SQLite handle');
+    },
+    ping: () => pingPostgres(db),
+    close: () => db.destroy(),
+  };
+}
+
+/** Opens the SQLite file in WAL mode and applies every pending migration. */
+async function openSqlite(options: OpenDatabaseOptions): Promise<Database> {
   mkdirSync(dirname(options.path), { recursive: true });
   const sqlite = openChecked(options.path);
   sqlite.pragma(`synchronous = ${options.synchronous}`);
@@ -60,8 +98,10 @@ export async function openDatabase(options: OpenDatabaseOptions): Promise<Databa
   if (walSync) walSyncs.set(db, walSync);
   registerRawTxStatements(db, sqlite);
   const checkpointer = startCheckpointer(options.path);
+  const ping = sqlite.prepare('select 1');
   return {
-    db, sqlite,
+    kind: 'sqlite', db, sqlite,
+    ping: async () => { ping.get(); },
     close: async () => {
       await checkpointer.stop();
       await walSync?.close();

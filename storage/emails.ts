@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import { shapedStatement } from './compiled.js';
 import type { Db } from './db.js';
+import { likeOperator } from './dialect.js';
 import type { EmailAttachmentRow, EmailRecipientRow, EmailRow, EmailTagRow } from './emails-tables.js';
 import { containsPattern, paginate, type Page, type PageQuery } from './paginate.js';
 
@@ -75,7 +76,7 @@ export function emailsRepo(db: Db): EmailsRepo {
       if (filter.endDate !== undefined) q = q.where('created_at', '<=', filter.endDate);
       if (filter.search !== undefined) {
         const pattern = containsPattern(filter.search);
-        q = q.where(sql<boolean>`(svc_casefold(subject) like ${pattern} escape '\\' or svc_casefold(from_header) like ${pattern} escape '\\' or recipients_text like ${pattern} escape '\\')`);
+        q = q.where(sql<boolean>`(svc_casefold(subject) like ${pattern} escape '\\' or svc_casefold(from_header) like ${pattern} escape '\\' or recipients_text ${sql.raw(likeOperator(db))} ${pattern} escape '\\')`);
       }
       for (const tag of filter.tags ?? []) {
         q = q.where(({ exists, selectFrom }) => {

@@ -27,5 +27,9 @@ export function idempotencyRepo(db: Db): IdempotencyRepo {
   };
 }
 
-/** The error SQLite raises when a concurrent request committed the same key first. */
-export const isUniqueViolation = (err: unknown) => /UNIQUE constraint failed/i.test(String((err as Error)?.message ?? err));
+/**
+ * The error raised when a concurrent request committed the same key first: SQLite's "UNIQUE
+ * constraint failed", PostgreSQL's unique_violation (SQLSTATE 23505).
+ */
+export const isUniqueViolation = (err: unknown) =>
+  (err as { code?: unknown } | undefined)?.code === '23505' || /UNIQUE constraint failed/i.test(String((err as Error)?.message ?? err));

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from './db.js';
+import { isPostgres } from './dialect.js';
 import { metricCounts, type MetricCounters, type MetricsEmailMarkRow } from './metrics-tables.js';
 
 export { metricCounts, type MetricCount, type MetricCounters, type MetricsEmailMinuteRow, type MetricsMinuteRow } from './metrics-tables.js';
@@ -39,6 +40,13 @@ function upsertBuckets(db: Db, table: 'metrics_minutes' | 'metrics_quarters' | '
   const columns = [...keys, ...metricCounts];
   const conflict = perEmail ? 'email_id, minute' : 'team_id, minute, domain_id, broadcast_id';
   const json = JSON.stringify(rows.map((r) => [...keys.map((k) => r[k as keyof MetricsBucket]), ...r.counters]));
+  if (isPostgres(db)) {
+    // PostgreSQL: the array's elements through jsonb_array_elements, each value cast to its column.
+    const values = columns.map((c, i) => (c === 'minute' || metricCounts.includes(c as never) ? `(value ->> ${i})::integer` : `value ->> ${i}`));
+    return sql`insert into ${sql.table(table)} (${sql.raw(columns.join(', '))})
+      select ${sql.raw(values.join(', '))} from jsonb_array_elements(${json}::jsonb) as rows(value)
+      on conflict (${sql.raw(conflict)}) do update set ${addCounters}`.execute(db);
+  }
   return sql`insert into ${sql.table(table)} (${sql.raw(columns.join(', '))})
     select ${sql.raw(columns.map((_, i) => `value ->> ${i}`).join(', '))} from jsonb_each(${json}) where true
     on conflict (${sql.raw(conflict)}) do update set ${addCounters}`.execute(db);
@@ -48,6 +56,7 @@ export interface MetricsRollupRepo {
   /**
    * The first write of a rollup transaction: it takes SQLite's write lock before anything is read,
    * so two processes rolling up at once run one after the other and never count an event twice.
+   * On PostgreSQL it locks the cursor's row (FOR UPDATE) to the same end.
    */
   lockCursor(name: string): Promise<void>;
   cursor(name: string): Promise<number>;
@@ -75,6 +84,7 @@ export function metricsRollupRepo(db: Db): MetricsRollupRepo {
   return {
     async lockCursor(name) {
       await db.insertInto('outbox_cursors').values({ name, seq: 0 }).onConflict((oc) => oc.column('name').doNothing()).execute();
+      if (isPostgres(db)) await db.selectFrom('outbox_cursors').select('seq').where('name', '=', name).forUpdate().execute();
     },
     async cursor(name) {
       const row = await db.selectFrom('outbox_cursors').select('seq').where('name', '=', name).executeTakeFirst();
@@ -114,6 +124,12 @@ export function metricsRollupRepo(db: Db): MetricsRollupRepo {
     async insertMarks(rows) {
       if (rows.length === 0) return;
       const json = JSON.stringify(rows.map((r) => [r.email_id, r.kind, r.minute]));
+      if (isPostgres(db)) {
+        await sql`insert into metrics_email_marks (email_id, kind, minute)
+          select value ->> 0, value ->> 1, (value ->> 2)::integer from jsonb_array_elements(${json}::jsonb) as rows(value)
+          on conflict (email_id, kind) do nothing`.execute(db);
+        return;
+      }
       await sql`insert into metrics_email_marks (email_id, kind, minute)
         select value ->> 0, value ->> 1, value ->> 2 from jsonb_each(${json}) where true
         on conflict (email_id, kind) do nothing`.execute(db);
@@ -202,12 +218,15 @@ async function aggregatePiece(db: Db, q: MetricsAggregateQuery, table: RollupTab
   // The three tables share their columns (email_id aside); Kysely sees one shape.
   // With email ids, the primary key (email_id, minute) finds the rows; `+team_id` keeps SQLite
   // from walking the team's whole (team_id, minute) index instead, which it otherwise prefers.
-  const byEmailIds = table === 'metrics_email_minutes' && q.emailIds !== undefined;
+  // (Unary + is SQLite's; PostgreSQL has no such operator on text and needs no such hint.)
+  const byEmailIds = table === 'metrics_email_minutes' && q.emailIds !== undefined && !isPostgres(db);
+  // An empty filter matches nothing: a value no id can be ('' is "none"; PostgreSQL text cannot hold NUL).
+  const none = isPostgres(db) ? '\u0001' : '\u0000';
   let query = db.selectFrom(table as 'metrics_email_minutes')
     .where(byEmailIds ? sql<string>`+team_id` : sql<string>`team_id`, '=', q.teamId).where('minute', '>=', from).where('minute', '<', to);
-  if (q.domainIds) query = query.where('domain_id', 'in', q.domainIds.length ? [...q.domainIds] : ['\u0000']);
-  if (q.emailIds) query = query.where('email_id', 'in', q.emailIds.length ? [...q.emailIds] : ['\u0000']);
-  if (q.broadcastIds) query = query.where('broadcast_id', 'in', q.broadcastIds.length ? [...q.broadcastIds] : ['\u0000']);
+  if (q.domainIds) query = query.where('domain_id', 'in', q.domainIds.length ? [...q.domainIds] : [none]);
+  if (q.emailIds) query = query.where('email_id', 'in', q.emailIds.length ? [...q.emailIds] : [none]);
+  if (q.broadcastIds) query = query.where('broadcast_id', 'in', q.broadcastIds.length ? [...q.broadcastIds] : [none]);
   if (q.broadcastsOnly) query = query.where('broadcast_id', '!=', '');
   const groups: string[] = [];
   if (q.group.quantum !== undefined) {

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from './db.js';
+import { likeOperator } from './dialect.js';
 import { containsPattern, paginate, type Page, type PageQuery } from './paginate.js';
 import type { ReceivedAttachmentRow, ReceivedEmailRow, ReceivedReportRow } from './received-tables.js';
 
@@ -53,7 +54,7 @@ export function receivedRepo(db: Db): ReceivedRepo {
       db.selectFrom('received_emails').select(['id', 'team_id', 'raw_key', 'raw_size']).where('id', '=', id).executeTakeFirst(),
     list(teamId, filter, page) {
       let q = db.selectFrom('received_emails').select([...summaryColumns]).where('team_id', '=', teamId);
-      if (filter.search !== undefined) q = q.where(sql<boolean>`search_text like ${containsPattern(filter.search)} escape '\\'`);
+      if (filter.search !== undefined) q = q.where(sql<boolean>`search_text ${sql.raw(likeOperator(db))} ${containsPattern(filter.search)} escape '\\'`);
       if (filter.startDate !== undefined) q = q.where('created_at', '>=', filter.startDate);
       if (filter.endDate !== undefined) q = q.where('created_at', '<=', filter.endDate);
       return paginate(q, 'id', page);

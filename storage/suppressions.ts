@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from './db.js';
+import { likeOperator } from './dialect.js';
 import { containsPattern, paginate, type Page, type PageQuery } from './paginate.js';
 import type { SuppressionOrigin, SuppressionRow } from './suppressions-tables.js';
 
@@ -39,7 +40,7 @@ export function suppressionsRepo(db: Db): SuppressionsRepo {
     list(teamId, filter, page) {
       let q = db.selectFrom('suppressions').selectAll().where('team_id', '=', teamId);
       if (filter.origin !== undefined) q = q.where('origin', '=', filter.origin);
-      if (filter.search !== undefined) q = q.where(sql<boolean>`email_key like ${containsPattern(filter.search)} escape '\\'`);
+      if (filter.search !== undefined) q = q.where(sql<boolean>`email_key ${sql.raw(likeOperator(db))} ${containsPattern(filter.search)} escape '\\'`);
       if (filter.startDate !== undefined) q = q.where('created_at', '>=', filter.startDate);
       if (filter.endDate !== undefined) q = q.where('created_at', '<=', filter.endDate);
       return paginate(q, 'id', page);

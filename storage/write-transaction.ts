@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
 import { BUSY_TIMEOUT_MS, walSyncOf, type Db } from './db.js';
+import { isPostgres } from './dialect.js';
 import { txStatements, type TxStatements } from './tx-statements.js';
 
 /**
@@ -14,6 +16,8 @@ import { txStatements, type TxStatements } from './tx-statements.js';
  * without a busy timeout, and on SQLITE_BUSY the connection is released and tried again after a
  * short timer, for as long as busy_timeout would have waited. Likewise its fsync: it commits with
  * synchronous=NORMAL and resolves only after the WAL's fsync, run off the event loop (wal-sync.ts).
+ *
+ * On PostgreSQL it is a plain transaction (postgresTransaction below).
  */
 export function inWriteTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> {
   return writeTransaction(db, fn, false);
@@ -32,6 +36,7 @@ export function inRelaxedWriteTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>
 const BUSY = Symbol('busy');
 
 async function writeTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>, relaxed: boolean): Promise<T> {
+  if (isPostgres(db)) return postgresTransaction(db, fn, relaxed);
   const walSync = relaxed ? undefined : walSyncOf(db);
   const value = await lockedTransaction(db, fn, relaxed || walSync !== undefined);
   await walSync?.sync();
@@ -80,5 +85,30 @@ async function tryBeginImmediate(tx: TxStatements): Promise<boolean> {
     throw err;
   } finally {
     await tx.setBusyTimeout(BUSY_TIMEOUT_MS);
+  }
+}
+
+/** SQLSTATEs after which PostgreSQL rolled the transaction back and running it again may succeed. */
+const RETRYABLE = new Set(['40P01', '40001']);
+const PG_ATTEMPTS = 5;
+
+/**
+ * On PostgreSQL writers do not queue for one lock: rows are locked as they are written, and the
+ * commit is durable with synchronous_commit on (the server's default), so there is no WAL of ours
+ * to fsync. A relaxed commit turns synchronous_commit off for itself only (SET LOCAL): its loss in
+ * a server crash is what a relaxed commit allows. A deadlock with another process's transaction
+ * (PostgreSQL aborts one of the two) runs the work again, as a busy SQLite lock waits.
+ */
+async function postgresTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>, relaxed: boolean): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await db.transaction().execute(async (trx) => {
+        if (relaxed) await sql`set local synchronous_commit = off`.execute(trx);
+        return fn(trx);
+      });
+    } catch (err) {
+      if (attempt >= PG_ATTEMPTS || !RETRYABLE.has((err as { code?: string }).code ?? '')) throw err;
+      await sleep(attempt * 5);
+    }
   }
 }

@@ -1,4 +1,5 @@
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { isPostgres } from '../dialect.js';
 
 // Timestamps are ISO 8601 UTC text: sortable, and the same on SQLite and PostgreSQL.
 export async function up(db: Kysely<any>): Promise<void> {
@@ -49,9 +50,17 @@ export async function up(db: Kysely<any>): Promise<void> {
     .execute();
   await db.schema.createIndex('request_logs_team').on('request_logs').columns(['team_id', 'id']).execute();
   await db.schema.createIndex('request_logs_created').on('request_logs').column('created_at').execute();
+
+  // "Case-insensitive" searches fold with svc_casefold: on SQLite a function db.ts registers on the
+  // connection (SQLite's lower() folds ASCII only); on PostgreSQL lower(), which folds by the
+  // database's ctype (Unicode in a UTF8 database).
+  if (isPostgres(db)) {
+    await sql.raw("create function svc_casefold(value text) returns text language sql immutable parallel safe as 'select lower(value)'").execute(db);
+  }
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  if (isPostgres(db)) await sql.raw('drop function svc_casefold(text)').execute(db);
   await db.schema.dropTable('request_logs').execute();
   await db.schema.dropTable('api_keys').execute();
   await db.schema.dropTable('teams').execute();

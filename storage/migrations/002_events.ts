@@ -1,11 +1,14 @@
 import type { Kysely } from 'kysely';
+import { isPostgres } from '../dialect.js';
 
 // The event outbox: every state change writes its event here in the same transaction, and the
 // webhook dispatcher and metrics read from it. `seq` gives consumers a gap-free reading order.
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('events')
-    .addColumn('seq', 'integer', (c) => c.primaryKey().autoIncrement())
+    // PostgreSQL: a 64-bit identity column. Its values are handed out in insert order, not commit
+    // order; events.ts keeps the two the same (see there).
+    .addColumn('seq', isPostgres(db) ? 'bigint' : 'integer', (c) => (isPostgres(db) ? c.primaryKey().generatedByDefaultAsIdentity() : c.primaryKey().autoIncrement()))
     .addColumn('id', 'text', (c) => c.notNull().unique())
     .addColumn('team_id', 'text', (c) => c.notNull())
     .addColumn('type', 'text', (c) => c.notNull())

@@ -1,8 +1,11 @@
 import type { Kysely } from 'kysely';
+import { int64Type } from '../dialect.js';
 
 // The suppression list, webhook endpoints, their deliveries (one per event and endpoint, the unit
 // the retry schedule works on) and every attempt, plus the dispatcher's position in the outbox.
 export async function up(db: Kysely<any>): Promise<void> {
+  // Outbox positions are 64-bit like events.seq.
+  const seqType = int64Type(db);
   await db.schema
     .createTable('suppressions')
     .addColumn('id', 'text', (c) => c.primaryKey())
@@ -26,7 +29,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('secret_sealed', 'text', (c) => c.notNull())
     .addColumn('previous_secret_sealed', 'text')
     .addColumn('previous_secret_expires_at', 'text')
-    .addColumn('from_seq', 'integer', (c) => c.notNull())
+    .addColumn('from_seq', seqType, (c) => c.notNull())
     .addColumn('disabled_reason', 'text')
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addColumn('updated_at', 'text', (c) => c.notNull())
@@ -39,7 +42,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('team_id', 'text', (c) => c.notNull())
     .addColumn('endpoint_id', 'text', (c) => c.notNull())
     .addColumn('event_id', 'text', (c) => c.notNull())
-    .addColumn('event_seq', 'integer', (c) => c.notNull())
+    .addColumn('event_seq', seqType, (c) => c.notNull())
     .addColumn('event_type', 'text', (c) => c.notNull())
     .addColumn('status', 'text', (c) => c.notNull())
     .addColumn('attempts_made', 'integer', (c) => c.notNull().defaultTo(0))
@@ -82,7 +85,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('outbox_cursors')
     .addColumn('name', 'text', (c) => c.primaryKey())
-    .addColumn('seq', 'integer', (c) => c.notNull())
+    .addColumn('seq', seqType, (c) => c.notNull())
     .execute();
 }
 

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import { isPostgres } from '../dialect.js';
 
 // Sending: the email as accepted (what it said, frozen), one row per recipient carrying the
 // delivery state (the outbound queue is these rows), tags for filtering, attachments as sent,
@@ -90,7 +91,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     .addColumn('content_id', 'text')
     .addColumn('disposition', 'text', (c) => c.notNull())
     .addColumn('size', 'integer', (c) => c.notNull())
-    .addColumn('content', 'blob', (c) => c.notNull())
+    .addColumn('content', isPostgres(db) ? 'bytea' : 'blob', (c) => c.notNull())
     .execute();
   await db.schema.createIndex('email_attachments_email').on('email_attachments').columns(['email_id', 'idx']).execute();
 

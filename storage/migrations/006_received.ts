@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { int64Type } from '../dialect.js';
 
 // Received mail: one row per message and team (one SMTP transaction for two teams makes two
 // records), its attachments' metadata (the bytes stay in the raw source on disk and are re-read
@@ -56,8 +57,8 @@ export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
     .createTable('received_usage')
     .addColumn('team_id', 'text', (c) => c.primaryKey())
-    .addColumn('kept_bytes', 'integer', (c) => c.notNull().defaultTo(sql`0`))
-    .addColumn('kept_count', 'integer', (c) => c.notNull().defaultTo(sql`0`))
+    .addColumn('kept_bytes', int64Type(db), (c) => c.notNull().defaultTo(sql`0`))
+    .addColumn('kept_count', int64Type(db), (c) => c.notNull().defaultTo(sql`0`))
     .execute();
 
   await db.schema
