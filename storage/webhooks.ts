@@ -1,4 +1,5 @@
 import type { Db } from './db.js';
+import { isPostgres } from './dialect.js';
 import { paginate, type Page, type PageQuery } from './paginate.js';
 import type { WebhookAttemptRow, WebhookDeliveryRow, WebhookEndpointRow } from './webhooks-tables.js';
 
@@ -101,19 +102,29 @@ export function webhooksRepo(db: Db): WebhooksRepo {
     },
     async claim(endpointId, now, owner, leaseUntil, limit, dueOnly = false) {
       const set = { status: 'delivering' as const, lease_owner: owner, lease_until: leaseUntil, updated_at: now };
+      // Two dispatchers (two processes on one PostgreSQL) must not claim the same message. SQLite
+      // runs one writer at a time. On PostgreSQL the chosen rows are locked as they are chosen
+      // (FOR UPDATE SKIP LOCKED: a row another claim holds is passed over, not waited for), and the
+      // update checks the state again, as the row may have changed before the lock was had.
+      const pg = isPostgres(db);
       // Lapsed claims of a process that died first (looked for with a read: writing costs an fsync),
       // then due messages in due order.
-      const lapsedQuery = db.selectFrom('webhook_deliveries').select('id')
+      let lapsedQuery = db.selectFrom('webhook_deliveries').select('id')
         .where('endpoint_id', '=', endpointId).where('status', '=', 'delivering').where('lease_until', '<', now)
         .orderBy('lease_until').limit(limit);
+      if (pg) lapsedQuery = lapsedQuery.forUpdate().skipLocked();
+      let lapsedUpdate = db.updateTable('webhook_deliveries').set(set).where('id', 'in', lapsedQuery);
+      if (pg) lapsedUpdate = lapsedUpdate.where('status', '=', 'delivering').where('lease_until', '<', now);
       const lapsed = dueOnly || (await lapsedQuery.executeTakeFirst()) === undefined ? []
-        : await db.updateTable('webhook_deliveries').set(set).where('id', 'in', lapsedQuery).returningAll().execute();
+        : await lapsedUpdate.returningAll().execute();
       if (lapsed.length >= limit) return lapsed;
-      const due = await db.updateTable('webhook_deliveries').set(set)
-        .where('id', 'in', db.selectFrom('webhook_deliveries').select('id')
-          .where('endpoint_id', '=', endpointId).where('status', '=', 'pending').where('next_attempt_at', '<=', now)
-          .orderBy('next_attempt_at').orderBy('id').limit(limit - lapsed.length))
-        .returningAll().execute();
+      let dueQuery = db.selectFrom('webhook_deliveries').select('id')
+        .where('endpoint_id', '=', endpointId).where('status', '=', 'pending').where('next_attempt_at', '<=', now)
+        .orderBy('next_attempt_at').orderBy('id').limit(limit - lapsed.length);
+      if (pg) dueQuery = dueQuery.forUpdate().skipLocked();
+      let dueUpdate = db.updateTable('webhook_deliveries').set(set).where('id', 'in', dueQuery);
+      if (pg) dueUpdate = dueUpdate.where('status', '=', 'pending').where('next_attempt_at', '<=', now);
+      const due = await dueUpdate.returningAll().execute();
       return [...lapsed, ...due];
     },
     async finishClaimed(id, owner, patch) {
