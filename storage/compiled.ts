@@ -1,4 +1,5 @@
 import { CompiledQuery, type Compilable, type Kysely, type QueryResult } from 'kysely';
+import { rawRunnerOf } from './raw-sqlite.js';
 
 /**
  * Statements of a fixed shape compiled once and run many times. Building and compiling a Kysely
@@ -20,10 +21,14 @@ export function compileShape(build: (marker: Marker) => Compilable<unknown>): Sh
     if (typeof p !== 'string' || !p.startsWith(prefix)) throw new Error(`compileShape: a parameter is not a marker (${compiled.sql})`);
     return p.slice(prefix.length);
   });
-  return (conn, values) => conn.executeQuery(CompiledQuery.raw(compiled.sql, order.map((name) => {
-    if (!(name in values)) throw new Error(`compileShape: no value for ${name} (${compiled.sql})`);
-    return values[name] ?? null;
-  })));
+  return async (conn, values) => {
+    const parameters = order.map((name) => {
+      if (!(name in values)) throw new Error(`compileShape: no value for ${name} (${compiled.sql})`);
+      return values[name] ?? null;
+    });
+    const raw = rawRunnerOf(conn);
+    return raw ? raw(compiled.sql, parameters) : conn.executeQuery(CompiledQuery.raw(compiled.sql, parameters));
+  };
 }
 
 const shapes = new WeakMap<object, Map<string, ShapedStatement>>();

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import { BUSY_TIMEOUT_MS, walSyncOf, type Db } from './db.js';
 import { isPostgres } from './dialect.js';
 import { txStatements, type TxStatements } from './tx-statements.js';
+import { holdRaw } from './raw-sqlite.js';
 
 /**
  * A transaction that takes SQLite's write lock at BEGIN (BEGIN IMMEDIATE). The delivery side's
@@ -46,7 +47,10 @@ async function writeTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>, relaxed:
 async function lockedTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>, relaxed: boolean): Promise<T> {
   const giveUpAt = Date.now() + BUSY_TIMEOUT_MS;
   for (let pauseMs = 1; ; pauseMs = Math.min(pauseMs * 2, 25)) {
-    const outcome = await db.connection().execute((conn) => attempt(conn, txStatements(db, conn), fn, relaxed));
+    const outcome = await db.connection().execute((conn) => {
+      holdRaw(db, conn);
+      return attempt(conn, txStatements(db, conn), fn, relaxed);
+    });
     if (outcome !== BUSY) return outcome.value;
     if (Date.now() >= giveUpAt) throw Object.assign(new Error('database is locked (write lock not free within the busy timeout)'), { code: 'SQLITE_BUSY' });
     await sleep(pauseMs);
