@@ -21,6 +21,7 @@ interface PathEntry {
   template: string;
   pattern: RegExp;
   literalSegments: number;
+  segments: number;
   byMethod: Map<string, Operation>;
 }
 
@@ -33,16 +34,30 @@ const methods = ['get', 'post', 'put', 'patch', 'delete'];
  */
 export function operationMatcher(document: OpenApiDocument): (method: string, path: string) => Match {
   const entries = Object.entries(document.paths).map(([template, item]) => toEntry(template, item));
-  // Literal segments win over parameters: /emails/batch before /emails/{id}.
-  entries.sort((a, b) => b.literalSegments - a.literalSegments);
+  // Every request is matched before anything else runs: templates without parameters are found
+  // by their text, the rest among the templates of the same segment count only.
+  const literal = new Map(entries.filter((e) => e.literalSegments === e.segments).map((e) => [e.template, e]));
+  const withParameters = new Map<number, PathEntry[]>();
+  for (const e of entries.filter((e) => e.literalSegments < e.segments)) {
+    withParameters.set(e.segments, [...(withParameters.get(e.segments) ?? []), e]);
+  }
+  // Literal segments win over parameters: /emails/{id}/cancel before /emails/{id}/{other}.
+  for (const group of withParameters.values()) group.sort((a, b) => b.literalSegments - a.literalSegments);
   return (method, path) => {
     const normalised = path.length > 1 ? path.replace(/\/+$/, '') : path;
-    const entry = entries.find((e) => e.pattern.test(normalised));
+    const entry = literal.get(normalised)
+      ?? withParameters.get(segmentCount(normalised))?.find((e) => e.pattern.test(normalised));
     if (!entry) return { kind: 'unknown' };
     const operation = entry.byMethod.get(method.toLowerCase()) ?? (method === 'HEAD' ? entry.byMethod.get('get') : undefined);
     if (!operation) return { kind: 'wrong_method', allowed: [...entry.byMethod.keys()].map((m) => m.toUpperCase()) };
     return { kind: 'operation', operation };
   };
+}
+
+function segmentCount(path: string): number {
+  let count = 0;
+  for (const segment of path.split('/')) if (segment) count++;
+  return count;
 }
 
 function toEntry(template: string, item: Record<string, Record<string, unknown>>): PathEntry {
@@ -59,7 +74,7 @@ function toEntry(template: string, item: Record<string, Record<string, unknown>>
       scope: (op['x-svc-scope'] as string | null | undefined) ?? null,
     });
   }
-  return { template, pattern, literalSegments: segments.filter((s) => !s.startsWith('{')).length, byMethod };
+  return { template, pattern, literalSegments: segments.filter((s) => !s.startsWith('{')).length, segments: segments.length, byMethod };
 }
 
 function requiredPermission(template: string, method: string, value: unknown): Permission {
