@@ -59,10 +59,18 @@ export function dueRecipients(db: Db, regions: readonly string[], now: string, l
  * region, docs/operations.md); this is the claim several processes per region would need.
  */
 export async function claimDueRecipients(db: Db, regions: readonly string[], now: string, leaseUntil: string, limit: number): Promise<EmailRecipientRow[]> {
-  let chosen = db.selectFrom('email_recipients').select('id')
+  const chosen = db.selectFrom('email_recipients').select('id')
     .where('region', 'in', regions).where('state', '=', 'queued').where('next_attempt_at', '<=', now)
     .orderBy('next_attempt_at').limit(limit);
-  if (isPostgres(db)) chosen = chosen.forUpdate().skipLocked();
+  if (isPostgres(db)) {
+    // In a CTE, run once: as `id IN (subquery)` PostgreSQL may run the subquery again for each row
+    // it updates, and with ties in the order (or rows locked meanwhile) each run picks other rows.
+    return db.with('chosen', () => chosen.forUpdate().skipLocked())
+      .updateTable('email_recipients').set({ next_attempt_at: leaseUntil })
+      .from('chosen').whereRef('email_recipients.id', '=', 'chosen.id')
+      .where('email_recipients.state', '=', 'queued').where('email_recipients.next_attempt_at', '<=', now)
+      .returningAll('email_recipients').execute() as Promise<EmailRecipientRow[]>;
+  }
   return db.updateTable('email_recipients').set({ next_attempt_at: leaseUntil })
     .where('id', 'in', chosen).where('state', '=', 'queued').where('next_attempt_at', '<=', now)
     .returningAll().execute();

@@ -41,11 +41,12 @@ function upsertBuckets(db: Db, table: 'metrics_minutes' | 'metrics_quarters' | '
   const conflict = perEmail ? 'email_id, minute' : 'team_id, minute, domain_id, broadcast_id';
   const json = JSON.stringify(rows.map((r) => [...keys.map((k) => r[k as keyof MetricsBucket]), ...r.counters]));
   if (isPostgres(db)) {
-    // PostgreSQL: the array's elements through jsonb_array_elements, each value cast to its column.
+    // PostgreSQL: the array's elements through jsonb_array_elements, each value cast to its column;
+    // in DO UPDATE a bare column name is ambiguous (the table or excluded), so it is qualified.
     const values = columns.map((c, i) => (c === 'minute' || metricCounts.includes(c as never) ? `(value ->> ${i})::integer` : `value ->> ${i}`));
     return sql`insert into ${sql.table(table)} (${sql.raw(columns.join(', '))})
       select ${sql.raw(values.join(', '))} from jsonb_array_elements(${json}::jsonb) as rows(value)
-      on conflict (${sql.raw(conflict)}) do update set ${addCounters}`.execute(db);
+      on conflict (${sql.raw(conflict)}) do update set ${sql.raw(metricCounts.map((c) => `${c} = ${table}.${c} + excluded.${c}`).join(', '))}`.execute(db);
   }
   return sql`insert into ${sql.table(table)} (${sql.raw(columns.join(', '))})
     select ${sql.raw(columns.map((_, i) => `value ->> ${i}`).join(', '))} from jsonb_each(${json}) where true

@@ -86,8 +86,9 @@ export function receivedRepo(db: Db): ReceivedRepo {
     async addUsage(teamId, bytes, count) {
       await db.insertInto('received_usage').values({ team_id: teamId, kept_bytes: bytes, kept_count: count })
         .onConflict((oc) => oc.column('team_id').doUpdateSet({
-          kept_bytes: sql`kept_bytes + ${bytes}`,
-          kept_count: sql`kept_count + ${count}`,
+          // Qualified: PostgreSQL finds a bare name ambiguous here (the table's or excluded's).
+          kept_bytes: sql`received_usage.kept_bytes + ${bytes}`,
+          kept_count: sql`received_usage.kept_count + ${count}`,
         }))
         .execute();
     },

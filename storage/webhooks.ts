@@ -106,25 +106,23 @@ export function webhooksRepo(db: Db): WebhooksRepo {
       // runs one writer at a time. On PostgreSQL the chosen rows are locked as they are chosen
       // (FOR UPDATE SKIP LOCKED: a row another claim holds is passed over, not waited for), and the
       // update checks the state again, as the row may have changed before the lock was had.
-      const pg = isPostgres(db);
+      // The chosen ids go in a CTE there, run once: as `id IN (subquery)` PostgreSQL may run the
+      // subquery again for each row it updates, each time passing over other locked rows.
+      const claimRows = (chosen: typeof lapsedQuery, status: 'delivering' | 'pending') => (isPostgres(db)
+        ? db.with('chosen', () => chosen.forUpdate().skipLocked())
+          .updateTable('webhook_deliveries').set(set).from('chosen').whereRef('webhook_deliveries.id', '=', 'chosen.id')
+          .where('webhook_deliveries.status', '=', status).returningAll('webhook_deliveries').execute() as Promise<WebhookDeliveryRow[]>
+        : db.updateTable('webhook_deliveries').set(set).where('id', 'in', chosen).returningAll().execute());
       // Lapsed claims of a process that died first (looked for with a read: writing costs an fsync),
       // then due messages in due order.
-      let lapsedQuery = db.selectFrom('webhook_deliveries').select('id')
+      const lapsedQuery = db.selectFrom('webhook_deliveries').select('id')
         .where('endpoint_id', '=', endpointId).where('status', '=', 'delivering').where('lease_until', '<', now)
         .orderBy('lease_until').limit(limit);
-      if (pg) lapsedQuery = lapsedQuery.forUpdate().skipLocked();
-      let lapsedUpdate = db.updateTable('webhook_deliveries').set(set).where('id', 'in', lapsedQuery);
-      if (pg) lapsedUpdate = lapsedUpdate.where('status', '=', 'delivering').where('lease_until', '<', now);
-      const lapsed = dueOnly || (await lapsedQuery.executeTakeFirst()) === undefined ? []
-        : await lapsedUpdate.returningAll().execute();
+      const lapsed = dueOnly || (await lapsedQuery.executeTakeFirst()) === undefined ? [] : await claimRows(lapsedQuery, 'delivering');
       if (lapsed.length >= limit) return lapsed;
-      let dueQuery = db.selectFrom('webhook_deliveries').select('id')
+      const due = await claimRows(db.selectFrom('webhook_deliveries').select('id')
         .where('endpoint_id', '=', endpointId).where('status', '=', 'pending').where('next_attempt_at', '<=', now)
-        .orderBy('next_attempt_at').orderBy('id').limit(limit - lapsed.length);
-      if (pg) dueQuery = dueQuery.forUpdate().skipLocked();
-      let dueUpdate = db.updateTable('webhook_deliveries').set(set).where('id', 'in', dueQuery);
-      if (pg) dueUpdate = dueUpdate.where('status', '=', 'pending').where('next_attempt_at', '<=', now);
-      const due = await dueUpdate.returningAll().execute();
+        .orderBy('next_attempt_at').orderBy('id').limit(limit - lapsed.length), 'pending');
       return [...lapsed, ...due];
     },
     async finishClaimed(id, owner, patch) {

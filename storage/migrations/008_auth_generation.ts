@@ -23,10 +23,16 @@ export async function up(db: Kysely<any>): Promise<void> {
     return;
   }
   await sql.raw(`create function svc_bump_auth_generation() returns trigger language plpgsql as $$ begin ${bump}; return null; end $$`).execute(db);
-  await sql.raw(`create trigger auth_generation_api_keys after insert or delete or update of ${keyColumns} on api_keys for each statement execute function svc_bump_auth_generation()`).execute(db);
-  await sql.raw('create trigger auth_generation_teams after delete or update of status on teams for each statement execute function svc_bump_auth_generation()').execute(db);
+  // Per row, as SQLite's triggers are: an update that matches no row moves nothing.
+  await sql.raw(`create trigger auth_generation_api_keys after insert or delete or update of ${keyColumns} on api_keys for each row execute function svc_bump_auth_generation()`).execute(db);
+  await sql.raw('create trigger auth_generation_teams after delete or update of status on teams for each row execute function svc_bump_auth_generation()').execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  if (!(db.getExecutor().adapter instanceof SqliteAdapter)) {
+    await sql.raw('drop trigger auth_generation_api_keys on api_keys').execute(db);
+    await sql.raw('drop trigger auth_generation_teams on teams').execute(db);
+    await sql.raw('drop function svc_bump_auth_generation()').execute(db);
+  }
   await db.schema.dropTable('auth_generation').execute();
 }
