@@ -25,6 +25,8 @@ export interface TestApplianceOptions {
   roles?: Role[];
   clock?: Clock;
   redis?: TestRedis;
+  /** database_url: a PostgreSQL database (test/helpers/postgres.ts) instead of the SQLite file. */
+  databaseUrl?: string;
   /** Where the appliance's pino lines go (set SVC_LOG_LEVEL in `env` too: the default is silent). */
   logDestination?: { write(line: string): void };
 }
@@ -44,6 +46,7 @@ export async function startTestAppliance(options: TestApplianceOptions = {}): Pr
     // chance. test/api/rate-limit.test.ts sets the spec's figures itself.
     SVC_RATE_LIMIT_BURST: '100000',
     SVC_RATE_LIMIT_PER_SECOND: '100000',
+    ...(options.databaseUrl ? { SVC_DATABASE_URL: options.databaseUrl } : {}),
     ...options.env,
   });
   const appliance = await startAppliance({
