@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs whatever is missing for svc on a Debian machine, then builds it. Safe to run again:
 # each step is skipped when its result is already there.
-#   OS packages (apt): redis-server, clamav-daemon, swaks, python3-dkim, strace, eatmydata
+#   OS packages (apt): redis-server, clamav-daemon, swaks, python3-dkim, strace, eatmydata, postgresql
 #   (and systemd's analyzer when available)
 #   runtime/: Node 24 LTS as an npm platform package (svc carries its own runtime)
 #   node_modules/: npm ci, run with that runtime
@@ -22,6 +22,8 @@ install_os_packages() {
   # into a no-op so the same probe can be shown to fail.
   command -v strace >/dev/null || missing+=(strace)
   command -v eatmydata >/dev/null || missing+=(eatmydata)
+  # postgresql: initdb/pg_ctl for the PostgreSQL tests' private cluster (test/helpers/postgres.ts).
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
   [ ${#missing[@]} -eq 0 ] && return 0
   if ! command -v apt-get >/dev/null; then
     say "please install: ${missing[*]} (no apt-get here)"; return 0
