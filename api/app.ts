@@ -7,6 +7,7 @@ import { requestContext } from './middleware/context.js';
 import { guard } from './middleware/guard.js';
 import { requestLog } from './middleware/request-log.js';
 import { errorHandler } from './middleware/error-handler.js';
+import { operationRoutes } from './dispatch.js';
 import { receivedDownloads } from './public/received-downloads.js';
 import { sentEmailRoutes } from './public/sent-emails.js';
 
@@ -44,7 +45,7 @@ function publicRouter(deps: ApiDeps): Router {
   // GET and HEAD carry no body svc reads: not even looked for.
   const jsonBody = express.json({ limit: deps.bodyLimitBytes, strict: false });
   router.use((req, res, next) => (req.method === 'GET' || req.method === 'HEAD' ? next() : jsonBody(req, res, next)));
-  RegisterRoutes(router);
+  router.use(operationRoutes(RegisterRoutes));
   return router;
 }
 

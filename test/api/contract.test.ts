@@ -87,6 +87,17 @@ t.test('the same routes answer under /api/v1', async (t) => {
   t.equal(r.body.object, 'list');
 });
 
+t.test('a path parameter that is not valid percent-encoding is 400 validation_error', async (t) => {
+  for (const prefix of ['', '/api/v1']) {
+    const r = await call(base, 'DELETE', `${prefix}/api-keys/%E0%A4%A`, { token });
+    t.equal(r.status, 400);
+    t.equal(r.body.name, 'validation_error');
+    t.match(r.body.message, /`id`/);
+  }
+  const encoded = await call(base, 'DELETE', `/api-keys/${encodeURIComponent('no such key')}`, { token });
+  t.equal(encoded.status, 404, 'a well-encoded unknown id reaches the route and is not found');
+});
+
 t.test('an unexpected error is 500 application_error with the request id and no stack', async (t) => {
   const deps = app.appliance.services.api;
   const broken = { ...deps, apiKeys: { ...deps.apiKeys, list: async () => { throw new Error('boom at /secret/path.ts:12'); } } };

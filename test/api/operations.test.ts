@@ -1,6 +1,8 @@
 import t from 'tap';
 import { operationMatcher, type Match } from '../../api/operations.js';
 import { openapiDocument } from '../../api/app.js';
+import { recordRoutes } from '../../api/dispatch.js';
+import { RegisterRoutes } from '../../api/generated/routes.js';
 
 // The matcher decides 404, 405 and each request's permission before anything else runs, from
 // the same OpenAPI document the routes are generated from.
@@ -38,4 +40,13 @@ t.test('unknown paths, trailing slashes, HEAD and permissions', async (t) => {
   t.equal(send.kind === 'operation' && send.operation.permission, 'sending_access');
   const health = match('GET', '/health');
   t.equal(health.kind === 'operation' && health.operation.permission, 'none');
+});
+
+t.test('every documented operation has a generated route to dispatch to', async (t) => {
+  const routes = recordRoutes(RegisterRoutes);
+  const document = openapiDocument as unknown as { paths: Record<string, Record<string, unknown>> };
+  const documented = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`));
+  t.ok(documented.length > 40, 'the document lists the operations');
+  t.same(documented.filter((key) => !routes.has(key)), [], 'no operation without its route');
+  t.equal(routes.size, documented.length, 'no route without its operation');
 });
