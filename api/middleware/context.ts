@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { NextFunction, Request, Response } from 'express';
+import express, { type NextFunction, type Request, type Response } from 'express';
 import { contextOf } from '../context.js';
+
+const expressJson = express.response.json;
 
 /** Gives every request an id and a start time, and keeps the JSON body sent back for the log. */
 export function requestContext(req: Request, res: Response, next: NextFunction): void {
@@ -8,15 +10,23 @@ export function requestContext(req: Request, res: Response, next: NextFunction):
   ctx.requestId ??= randomUUID();
   ctx.startedAt ??= performance.now();
   res.setHeader('x-request-id', ctx.requestId);
-  const sendJson = res.json.bind(res);
-  res.json = (body: unknown) => {
-    ctx.responseBody = body;
-    if (body === undefined) return sendJson(body);
-    // As express's res.json does with svc's settings (no replacer, spaces or escaping), keeping
-    // the text so the request log need not serialise the body again.
-    ctx.responseText = JSON.stringify(body);
-    if (!res.get('Content-Type')) res.set('Content-Type', 'application/json; charset=utf-8');
-    return res.send(ctx.responseText);
-  };
+  res.json = sendJson;
   next();
+}
+
+/**
+ * res.json for every svc answer: the text is kept so the request log need not serialise the body
+ * again, and it is sent as express's res.send would with svc's settings (no ETag, so never a 304)
+ * without its per-call content-type parsing and freshness checks.
+ */
+function sendJson(this: Response, body: unknown): Response {
+  const ctx = contextOf(this);
+  ctx.responseBody = body;
+  if (body === undefined || this.statusCode === 204 || this.statusCode === 304) return expressJson.call(this, body);
+  const text = JSON.stringify(body);
+  ctx.responseText = text;
+  if (!this.hasHeader('content-type')) this.setHeader('content-type', 'application/json; charset=utf-8');
+  this.setHeader('content-length', Buffer.byteLength(text));
+  this.end(this.req.method === 'HEAD' ? undefined : text);
+  return this;
 }

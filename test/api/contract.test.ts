@@ -87,6 +87,19 @@ t.test('the same routes answer under /api/v1', async (t) => {
   t.equal(r.body.object, 'list');
 });
 
+t.test('JSON answers carry their type and length; HEAD gets the headers alone', async (t) => {
+  const get = await fetch(`${base}/api-keys?limit=1`, { headers: { authorization: `Bearer ${token}`, 'user-agent': 'svc-tests/1.0' } });
+  const text = await get.text();
+  t.equal(get.headers.get('content-type'), 'application/json; charset=utf-8');
+  t.equal(Number(get.headers.get('content-length')), Buffer.byteLength(text));
+  t.equal(JSON.parse(text).object, 'list');
+  const head = await fetch(`${base}/api-keys?limit=1`, { method: 'HEAD', headers: { authorization: `Bearer ${token}`, 'user-agent': 'svc-tests/1.0' } });
+  t.equal(head.status, 200);
+  t.equal(head.headers.get('content-type'), 'application/json; charset=utf-8');
+  t.ok(head.headers.get('x-request-id'), 'the contract headers too');
+  t.equal(await head.text(), '', 'no body');
+});
+
 t.test('a path parameter that is not valid percent-encoding is 400 validation_error', async (t) => {
   for (const prefix of ['', '/api/v1']) {
     const r = await call(base, 'DELETE', `${prefix}/api-keys/%E0%A4%A`, { token });
