@@ -13,8 +13,9 @@ const MAX_STORED_BYTES = 64 * 1024;
  */
 export function redactBody(path: string, body: unknown, serialized?: string): string | null {
   if (body === undefined || body === null || isInboxPath(path)) return null;
-  if (namesCredential(body)) return null;
-  const kept = hasContent(body) ? JSON.stringify(replaceContent(body)) : (serialized ?? JSON.stringify(body));
+  const found = inspect(body, 0);
+  if (found & CREDENTIAL) return null;
+  const kept = found & CONTENT ? JSON.stringify(replaceContent(body)) : (serialized ?? JSON.stringify(body));
   if (kept === undefined) return null;
   if (kept.length * 3 > MAX_STORED_BYTES && Buffer.byteLength(kept) > MAX_STORED_BYTES) return JSON.stringify({ omitted: 'too_large', ...measure(kept) });
   return kept;
@@ -22,23 +23,35 @@ export function redactBody(path: string, body: unknown, serialized?: string): st
 
 export const isInboxPath = (path: string) => path === '/inbox' || path.startsWith('/inbox/');
 
-function namesCredential(value: unknown, depth = 0): boolean {
-  if (depth > 32) return true;
-  if (typeof value === 'string') return credentialValue.test(value);
-  if (Array.isArray(value)) return value.some((v) => namesCredential(v, depth + 1));
-  if (value && typeof value === 'object') {
-    return Object.entries(value).some(([k, v]) => credentialField.test(k) || namesCredential(v, depth + 1));
-  }
-  return false;
-}
+const CREDENTIAL = 1;
+const CONTENT = 2;
 
-function hasContent(value: unknown, depth = 0): boolean {
-  if (depth > 32) return true;
-  if (Array.isArray(value)) return value.some((v) => hasContent(v, depth + 1));
-  if (value && typeof value === 'object') {
-    return Object.entries(value).some(([k, v]) => (contentField.has(k) && v !== null && v !== undefined) || hasContent(v, depth + 1));
+/**
+ * One walk over the body (every request and answer passes here): CREDENTIAL if a field name or
+ * a value names a credential, CONTENT if it carries send content. Too deep counts as both.
+ */
+function inspect(value: unknown, depth: number): number {
+  if (depth > 32) return CREDENTIAL | CONTENT;
+  if (typeof value === 'string') return credentialValue.test(value) ? CREDENTIAL : 0;
+  if (value === null || typeof value !== 'object') return 0;
+  let found = 0;
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      found |= inspect(item, depth + 1);
+      if (found & CREDENTIAL) return found;
+    }
+    return found;
   }
-  return false;
+  const record = value as Record<string, unknown>;
+  for (const key in record) {
+    if (!Object.hasOwn(record, key)) continue;
+    const v = record[key];
+    if (credentialField.test(key)) return found | CREDENTIAL;
+    if (contentField.has(key) && v !== null && v !== undefined) found |= CONTENT;
+    found |= inspect(v, depth + 1);
+    if (found & CREDENTIAL) return found;
+  }
+  return found;
 }
 
 function replaceContent(value: unknown): unknown {
