@@ -35,9 +35,10 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): Express {
 function publicRouter(deps: ApiDeps): Router {
   const router = express.Router();
   router.get('/openapi.json', (_req, res) => { res.json(openapiDocument); });
-  // Signed downloads: the link is the credential, so they sit before the contract layer.
-  router.use(receivedDownloads(deps.receiving, deps.logger));
-  router.use(sentEmailRoutes(deps.emailShares, deps.logger));
+  // Signed downloads: the link is the credential, so they sit before the contract layer. Plain
+  // routes on this router: a sub-router would be entered by every request.
+  receivedDownloads(router, deps.receiving, deps.logger);
+  sentEmailRoutes(router, deps.emailShares, deps.logger);
   // The log hook goes first so that a request refused after authentication (429) is logged too.
   router.use(requestLog(deps));
   router.use(guard(deps, operationMatcher(openapiDocument as never)));

@@ -1,4 +1,4 @@
-import express, { type Router } from 'express';
+import type { Router } from 'express';
 import type { ReceivingService } from '../../core/receiving/service.js';
 import type { Logger } from '../../core/logger.js';
 import { make } from '../errors.js';
@@ -9,8 +9,7 @@ import { sendError } from '../middleware/send-error.js';
 // not API operations (no key, no rate-limit token, no request log). Every answer is a download
 // (Content-Disposition: attachment), never rendered: a type outside the allowlist is sent as
 // application/octet-stream, and nosniff plus a sandboxing CSP cover browsers that would guess.
-export function receivedDownloads(service: ReceivingService, logger: Logger): Router {
-  const router = express.Router();
+export function receivedDownloads(router: Router, service: ReceivingService, logger: Logger): void {
   router.get('/downloads/received/:token', async (req, res) => {
     try {
       const file = await service.download(req.params.token);
@@ -36,5 +35,4 @@ export function receivedDownloads(service: ReceivingService, logger: Logger): Ro
       sendError(res, make(500, 'application_error', 'The download failed.'));
     }
   });
-  return router;
 }

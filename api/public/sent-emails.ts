@@ -1,4 +1,4 @@
-import express, { type Router } from 'express';
+import type { Router } from 'express';
 import type { EmailShares } from '../../core/emails/share.js';
 import type { Logger } from '../../core/logger.js';
 import { make } from '../errors.js';
@@ -13,8 +13,7 @@ const servedAsIs = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp'
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-export function sentEmailRoutes(shares: EmailShares, logger: Logger): Router {
-  const router = express.Router();
+export function sentEmailRoutes(router: Router, shares: EmailShares, logger: Logger): void {
   router.get('/downloads/sent/:token', async (req, res) => {
     try {
       const part = await shares.download(req.params.token);
@@ -47,7 +46,6 @@ export function sentEmailRoutes(shares: EmailShares, logger: Logger): Router {
       res.status(500).type('text').send('The page could not be shown.');
     }
   });
-  return router;
 }
 
 function page(shared: NonNullable<Awaited<ReturnType<EmailShares['open']>>>): string {
