@@ -56,7 +56,7 @@ export function apiKeysRepo(db: Db): ApiKeysRepo {
       }
       if (filter.permission !== undefined) q = q.where('permission', '=', filter.permission);
       if (filter.inbox_access !== undefined) q = q.where('inbox_access', '=', filter.inbox_access);
-      return paginate(q, 'id', page);
+      return paginate(db, q, 'id', page);
     },
     async rename(teamId, id, name) {
       const r = await db.updateTable('api_keys').set({ name })

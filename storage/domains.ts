@@ -45,7 +45,7 @@ export function domainsRepo(db: Db): DomainsRepo {
     list(teamId, page) {
       let q = db.selectFrom('domains').selectAll();
       if (teamId !== undefined) q = q.where('team_id', '=', teamId);
-      return paginate(q, 'id', page);
+      return paginate(db, q, 'id', page);
     },
     async update(id, patch) {
       await db.updateTable('domains').set(patch).where('id', '=', id).execute();

@@ -85,7 +85,7 @@ export function emailsRepo(db: Db): EmailsRepo {
           return exists(sub);
         });
       }
-      return paginate(q, 'id', page);
+      return paginate(db, q, 'id', page);
     },
     async bulkRecipients(teamId, contentHash, since) {
       const row = await db.selectFrom('emails').select(sql<number>`coalesce(sum(recipient_count), 0)`.as('n'))

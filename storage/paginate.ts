@@ -1,4 +1,5 @@
-import { sql, type SelectQueryBuilder } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { executeRead } from './raw-sqlite.js';
 
 export interface PageQuery {
   limit: number;
@@ -18,6 +19,7 @@ export interface Page<T> {
  * to learn `has_more` without a count.
  */
 export async function paginate<DB, TB extends keyof DB, O>(
+  db: Kysely<any>,
   query: SelectQueryBuilder<DB, TB, O>,
   idColumn: string,
   page: PageQuery,
@@ -28,10 +30,9 @@ export async function paginate<DB, TB extends keyof DB, O>(
   if (page.after !== undefined) q = q.where(sql<boolean>`${id} < cast(${page.after} as text)`);
   if (page.before !== undefined) q = q.where(sql<boolean>`${id} > cast(${page.before} as text)`);
   const ascending = page.before !== undefined && page.after === undefined;
-  const rows = await q
+  const rows = await executeRead(db, q
     .orderBy(sql`${id}`, ascending ? 'asc' : 'desc')
-    .limit(page.limit + 1)
-    .execute();
+    .limit(page.limit + 1));
   const has_more = rows.length > page.limit;
   const data = rows.slice(0, page.limit);
   if (ascending) data.reverse();

@@ -1,5 +1,5 @@
 import type BetterSqlite3 from 'better-sqlite3';
-import type { Kysely, QueryResult } from 'kysely';
+import type { Compilable, Kysely, QueryResult } from 'kysely';
 
 /**
  * Compiled statements (compiled.ts) run straight on better-sqlite3 when their connection is one a
@@ -21,6 +21,8 @@ export function registerRawRunner(db: Kysely<any>, sqlite: BetterSqlite3.Databas
     let statement = prepared.get(text);
     if (!statement) {
       statement = sqlite.prepare(text);
+      // Bounded like db.ts's cache: lists with many filter combinations make many texts.
+      if (prepared.size >= 500) prepared.delete(prepared.keys().next().value!);
       prepared.set(text, statement);
     }
     if (statement.reader) return { rows: statement.all(parameters) };
@@ -29,13 +31,45 @@ export function registerRawRunner(db: Kysely<any>, sqlite: BetterSqlite3.Databas
   });
 }
 
-/** Marks `conn`, a connection a write transaction holds from `db`, for the raw path. */
-export function holdRaw(db: Kysely<any>, conn: Kysely<any>): void {
+const holders = new WeakMap<Kysely<any>, number>();
+
+/**
+ * Marks `conn`, a connection a write transaction holds from `db`, for the raw path, until the
+ * returned release is called (when the transaction gives the connection back).
+ */
+export function holdRaw(db: Kysely<any>, conn: Kysely<any>): () => void {
   const runner = runners.get(db);
-  if (runner) held.set(conn, runner);
+  if (!runner) return () => undefined;
+  held.set(conn, runner);
+  holders.set(db, (holders.get(db) ?? 0) + 1);
+  return () => {
+    held.delete(conn);
+    holders.set(db, (holders.get(db) ?? 1) - 1);
+  };
 }
 
 /** The raw runner for `conn` when it is a held connection of a SQLite database. */
 export function rawRunnerOf(conn: Kysely<any>): RawRunner | undefined {
   return held.get(conn);
+}
+
+const readers = new WeakMap<Kysely<any>, { sqlite: BetterSqlite3.Database; run: RawRunner }>();
+
+/** For a database opened on better-sqlite3 (db.ts): reads on it may take the raw path. */
+export function registerRawReader(db: Kysely<any>, sqlite: BetterSqlite3.Database): void {
+  const run = runners.get(db);
+  if (run) readers.set(db, { sqlite, run });
+}
+
+/**
+ * Runs a read on `db` straight on better-sqlite3 when no write transaction holds its connection:
+ * then an autocommit read sees exactly what Kysely's way would, without its executor, connection
+ * provider and mutex (as much as SQLite's own work for a page of a list). While one holds it
+ * (even between its pragmas and BEGIN) the read queues behind it through Kysely, as before.
+ */
+export async function executeRead<O>(db: Kysely<any>, query: Compilable<O>): Promise<O[]> {
+  const reader = readers.get(db);
+  if (!reader || (holders.get(db) ?? 0) > 0 || reader.sqlite.inTransaction) return (await db.executeQuery(query.compile())).rows as O[];
+  const compiled = query.compile();
+  return reader.run(compiled.sql, compiled.parameters).rows as O[];
 }

@@ -57,7 +57,7 @@ export function receivedRepo(db: Db): ReceivedRepo {
       if (filter.search !== undefined) q = q.where(sql<boolean>`search_text ${sql.raw(likeOperator(db))} ${containsPattern(filter.search)} escape '\\'`);
       if (filter.startDate !== undefined) q = q.where('created_at', '>=', filter.startDate);
       if (filter.endDate !== undefined) q = q.where('created_at', '<=', filter.endDate);
-      return paginate(q, 'id', page);
+      return paginate(db, q, 'id', page);
     },
     async attachmentsOf(emailIds) {
       if (emailIds.length === 0) return [];

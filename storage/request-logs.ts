@@ -55,7 +55,7 @@ export function requestLogsRepo(db: Db): RequestLogsRepo {
         const pattern = containsPattern(filter.search);
         q = q.where(sql<boolean>`(lower(endpoint) like lower(${pattern}) escape '\\' or lower(path) like lower(${pattern}) escape '\\')`);
       }
-      return paginate(q, 'id', page);
+      return paginate(db, q, 'id', page);
     },
     byId: (teamId, id) =>
       db.selectFrom('request_logs').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),

@@ -43,7 +43,7 @@ export function suppressionsRepo(db: Db): SuppressionsRepo {
       if (filter.search !== undefined) q = q.where(sql<boolean>`email_key ${sql.raw(likeOperator(db))} ${containsPattern(filter.search)} escape '\\'`);
       if (filter.startDate !== undefined) q = q.where('created_at', '>=', filter.startDate);
       if (filter.endDate !== undefined) q = q.where('created_at', '<=', filter.endDate);
-      return paginate(q, 'id', page);
+      return paginate(db, q, 'id', page);
     },
     async delete(teamId, id) {
       const result = await db.deleteFrom('suppressions').where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();

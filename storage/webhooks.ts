@@ -58,7 +58,7 @@ export function webhooksRepo(db: Db): WebhooksRepo {
     endpoint: (teamId, id) =>
       db.selectFrom('webhook_endpoints').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),
     endpointById: (id) => db.selectFrom('webhook_endpoints').selectAll().where('id', '=', id).executeTakeFirst(),
-    listEndpoints: (teamId, page) => paginate(db.selectFrom('webhook_endpoints').selectAll().where('team_id', '=', teamId), 'id', page),
+    listEndpoints: (teamId, page) => paginate(db, db.selectFrom('webhook_endpoints').selectAll().where('team_id', '=', teamId), 'id', page),
     async updateEndpoint(teamId, id, patch) {
       const r = await db.updateTable('webhook_endpoints').set(patch).where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
       return r.numUpdatedRows > 0n;
@@ -87,7 +87,7 @@ export function webhooksRepo(db: Db): WebhooksRepo {
     },
     delivery: (endpointId, id) =>
       db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId).where('id', '=', id).executeTakeFirst(),
-    listDeliveries: (endpointId, page) => paginate(db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId), 'id', page),
+    listDeliveries: (endpointId, page) => paginate(db, db.selectFrom('webhook_deliveries').selectAll().where('endpoint_id', '=', endpointId), 'id', page),
     async dueEndpointIds(now, limit) {
       // Per enabled endpoint, two index probes: cheap however many messages wait.
       const rows = await db.selectFrom('webhook_endpoints as e').select('e.id').where('e.status', '=', 'enabled')
@@ -155,7 +155,7 @@ export function webhooksRepo(db: Db): WebhooksRepo {
     listAttempts(endpointId, deliveryId, page) {
       let q = db.selectFrom('webhook_attempts').selectAll().where('endpoint_id', '=', endpointId);
       if (deliveryId !== undefined) q = q.where('delivery_id', '=', deliveryId);
-      return paginate(q, 'id', page);
+      return paginate(db, q, 'id', page);
     },
 
     async cursor(name) {

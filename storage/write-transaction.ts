@@ -47,9 +47,13 @@ async function writeTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>, relaxed:
 async function lockedTransaction<T>(db: Db, fn: (trx: Db) => Promise<T>, relaxed: boolean): Promise<T> {
   const giveUpAt = Date.now() + BUSY_TIMEOUT_MS;
   for (let pauseMs = 1; ; pauseMs = Math.min(pauseMs * 2, 25)) {
-    const outcome = await db.connection().execute((conn) => {
-      holdRaw(db, conn);
-      return attempt(conn, txStatements(db, conn), fn, relaxed);
+    const outcome = await db.connection().execute(async (conn) => {
+      const release = holdRaw(db, conn);
+      try {
+        return await attempt(conn, txStatements(db, conn), fn, relaxed);
+      } finally {
+        release();
+      }
     });
     if (outcome !== BUSY) return outcome.value;
     if (Date.now() >= giveUpAt) throw Object.assign(new Error('database is locked (write lock not free within the busy timeout)'), { code: 'SQLITE_BUSY' });
