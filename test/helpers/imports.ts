@@ -32,6 +32,8 @@ const packageRooms: Record<string, readonly string[]> = {
   'smtp-server': mtaParts,
   kysely: ['storage'],
   'better-sqlite3': ['storage'],
+  pg: ['storage'],
+  ioredis: ['storage'],
 };
 
 export interface ImportRef {
