@@ -15,7 +15,7 @@ import { inTransaction } from '../../storage/transaction.js';
 import { webhooksRepo } from '../../storage/webhooks.js';
 import { inRelaxedWriteTransaction, inWriteTransaction } from '../../storage/write-transaction.js';
 import { fakeEmail, writeEmailEvent } from '../helpers/metrics-fixtures.js';
-import { emailRow, iso, openPgFixture, receivedRow, recipientRow } from './pg-rows.js';
+import { emailRow, iso, openPgFixture, receivedRow, recipientRow } from '../helpers/pg-rows.js';
 
 // The repositories whose correctness rested on SQLite's single writer, on a PostgreSQL shared by
 // two pools (two processes): claims, the outbox order, the rollup cursor, idempotency. Plus the

@@ -10,7 +10,7 @@ import { migrations } from '../../storage/migrations/index.js';
 import { requestLogsRepo } from '../../storage/request-logs.js';
 import { suppressionsRepo } from '../../storage/suppressions.js';
 import { teamsRepo } from '../../storage/teams.js';
-import { iso, keyRow, openPgFixture, requestLogRow, teamRow } from './pg-rows.js';
+import { iso, keyRow, openPgFixture, requestLogRow, teamRow } from '../helpers/pg-rows.js';
 
 // The repositories on a real PostgreSQL (test/helpers/postgres.ts), in a database of this file's
 // own: what SQLite does in every other test, shown here on the second dialect.

@@ -3,7 +3,7 @@ import { openDatabase, type Database } from '../../storage/db.js';
 import type { EmailRecipientRow, EmailRow } from '../../storage/emails-tables.js';
 import type { ReceivedEmailRow } from '../../storage/received-tables.js';
 import type { ApiKeyRow, RequestLogRow, TeamRow } from '../../storage/tables.js';
-import { createTestDatabase, type TestDatabase } from '../helpers/postgres.js';
+import { createTestDatabase, type TestDatabase } from './postgres.js';
 
 // Rows for the PostgreSQL repository tests, and a fresh migrated database per test file.
 
