@@ -1,7 +1,6 @@
 import { sql, type QueryResult } from 'kysely';
 import { shapedStatement } from './compiled.js';
 import type { Db } from './db.js';
-import { isPostgres } from './dialect.js';
 import type { EmailRecipientRow, EmailRow, RecipientState } from './emails-tables.js';
 
 // The outbound queue is the email_recipients rows: `queued` ones whose next_attempt_at has come,
@@ -47,33 +46,6 @@ export function dueRecipients(db: Db, regions: readonly string[], now: string, l
     .where('region', 'in', regions).where('state', '=', 'queued').where('next_attempt_at', '<=', now);
   if (exclude.length) q = q.where('id', 'not in', exclude);
   return q.orderBy('next_attempt_at').limit(limit).execute();
-}
-
-/**
- * Claims up to `limit` due queued recipients of these regions for `leaseUntil`: their
- * next_attempt_at moves to it, so no other claimer sees them due until then (a claimer that dies
- * leaves them to be claimed again after it). Two claimers at once never get the same row: on
- * PostgreSQL the rows are locked as they are chosen (FOR UPDATE SKIP LOCKED: rows another claim
- * holds are passed over) and the update checks again that each is still queued and due; SQLite runs
- * one writer at a time. Today's outbound queue reads with dueRecipients (one outbound process per
- * region, docs/operations.md); this is the claim several processes per region would need.
- */
-export async function claimDueRecipients(db: Db, regions: readonly string[], now: string, leaseUntil: string, limit: number): Promise<EmailRecipientRow[]> {
-  const chosen = db.selectFrom('email_recipients').select('id')
-    .where('region', 'in', regions).where('state', '=', 'queued').where('next_attempt_at', '<=', now)
-    .orderBy('next_attempt_at').limit(limit);
-  if (isPostgres(db)) {
-    // In a CTE, run once: as `id IN (subquery)` PostgreSQL may run the subquery again for each row
-    // it updates, and with ties in the order (or rows locked meanwhile) each run picks other rows.
-    return db.with('chosen', () => chosen.forUpdate().skipLocked())
-      .updateTable('email_recipients').set({ next_attempt_at: leaseUntil })
-      .from('chosen').whereRef('email_recipients.id', '=', 'chosen.id')
-      .where('email_recipients.state', '=', 'queued').where('email_recipients.next_attempt_at', '<=', now)
-      .returningAll('email_recipients').execute() as Promise<EmailRecipientRow[]>;
-  }
-  return db.updateTable('email_recipients').set({ next_attempt_at: leaseUntil })
-    .where('id', 'in', chosen).where('state', '=', 'queued').where('next_attempt_at', '<=', now)
-    .returningAll().execute();
 }
 
 /** When the next queued recipient or scheduled email of these regions falls due, if any. */
