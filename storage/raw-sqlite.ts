@@ -11,54 +11,55 @@ import type { Compilable, Kysely, QueryResult } from 'kysely';
  */
 export type RawRunner = (sql: string, parameters: readonly unknown[]) => QueryResult<unknown>;
 
-const runners = new WeakMap<Kysely<any>, RawRunner>();
+interface RawHandle {
+  sqlite: BetterSqlite3.Database;
+  run: RawRunner;
+  /** Write transactions holding the connection now (from acquire to release). */
+  holders: number;
+}
+
+const handles = new WeakMap<Kysely<any>, RawHandle>();
 const held = new WeakMap<Kysely<any>, RawRunner>();
 
-/** For a database opened on better-sqlite3 (db.ts). */
-export function registerRawRunner(db: Kysely<any>, sqlite: BetterSqlite3.Database): void {
+/**
+ * For a database opened on better-sqlite3 (db.ts). Its statements are prepared once by text; the
+ * cache is bounded like db.ts's (lists with many filter combinations make many texts).
+ */
+export function registerRawSqlite(db: Kysely<any>, sqlite: BetterSqlite3.Database): RawRunner {
   const prepared = new Map<string, BetterSqlite3.Statement>();
-  runners.set(db, (text, parameters) => {
+  const run: RawRunner = (text, parameters) => {
     let statement = prepared.get(text);
     if (!statement) {
       statement = sqlite.prepare(text);
-      // Bounded like db.ts's cache: lists with many filter combinations make many texts.
       if (prepared.size >= 500) prepared.delete(prepared.keys().next().value!);
       prepared.set(text, statement);
     }
     if (statement.reader) return { rows: statement.all(parameters) };
     const { changes, lastInsertRowid } = statement.run(parameters);
     return { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
-  });
+  };
+  handles.set(db, { sqlite, run, holders: 0 });
+  return run;
 }
-
-const holders = new WeakMap<Kysely<any>, number>();
 
 /**
  * Marks `conn`, a connection a write transaction holds from `db`, for the raw path, until the
  * returned release is called (when the transaction gives the connection back).
  */
 export function holdRaw(db: Kysely<any>, conn: Kysely<any>): () => void {
-  const runner = runners.get(db);
-  if (!runner) return () => undefined;
-  held.set(conn, runner);
-  holders.set(db, (holders.get(db) ?? 0) + 1);
+  const handle = handles.get(db);
+  if (!handle) return () => undefined;
+  held.set(conn, handle.run);
+  handle.holders++;
   return () => {
     held.delete(conn);
-    holders.set(db, (holders.get(db) ?? 1) - 1);
+    handle.holders--;
   };
 }
 
 /** The raw runner for `conn` when it is a held connection of a SQLite database. */
 export function rawRunnerOf(conn: Kysely<any>): RawRunner | undefined {
   return held.get(conn);
-}
-
-const readers = new WeakMap<Kysely<any>, { sqlite: BetterSqlite3.Database; run: RawRunner }>();
-
-/** For a database opened on better-sqlite3 (db.ts): reads on it may take the raw path. */
-export function registerRawReader(db: Kysely<any>, sqlite: BetterSqlite3.Database): void {
-  const run = runners.get(db);
-  if (run) readers.set(db, { sqlite, run });
 }
 
 /**
@@ -68,8 +69,8 @@ export function registerRawReader(db: Kysely<any>, sqlite: BetterSqlite3.Databas
  * (even between its pragmas and BEGIN) the read queues behind it through Kysely, as before.
  */
 export async function executeRead<O>(db: Kysely<any>, query: Compilable<O>): Promise<O[]> {
-  const reader = readers.get(db);
-  if (!reader || (holders.get(db) ?? 0) > 0 || reader.sqlite.inTransaction) return (await db.executeQuery(query.compile())).rows as O[];
+  const handle = handles.get(db);
+  if (!handle || handle.holders > 0 || handle.sqlite.inTransaction) return (await db.executeQuery(query.compile())).rows as O[];
   const compiled = query.compile();
-  return reader.run(compiled.sql, compiled.parameters).rows as O[];
+  return handle.run(compiled.sql, compiled.parameters).rows as O[];
 }

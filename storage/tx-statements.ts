@@ -1,7 +1,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { sql } from 'kysely';
 import type { Db } from './db.js';
-import { registerRawReader, registerRawRunner } from './raw-sqlite.js';
+import { registerRawSqlite } from './raw-sqlite.js';
 
 /**
  * The statements a write transaction runs around its work (write-transaction.ts), on the connection it
@@ -21,17 +21,8 @@ const rawStatements = new WeakMap<Db, TxStatements>();
 
 /** For a database opened on better-sqlite3 (db.ts). */
 export function registerRawTxStatements(db: Db, sqlite: BetterSqlite3.Database): void {
-  registerRawRunner(db, sqlite);
-  registerRawReader(db, sqlite);
-  const prepared = new Map<string, BetterSqlite3.Statement>();
-  const run = (text: string) => {
-    let statement = prepared.get(text);
-    if (!statement) {
-      statement = sqlite.prepare(text);
-      prepared.set(text, statement);
-    }
-    statement.run();
-  };
+  const raw = registerRawSqlite(db, sqlite);
+  const run = (text: string) => { raw(text, []); };
   const readSynchronous = sqlite.prepare('pragma synchronous').pluck();
   rawStatements.set(db, {
     setBusyTimeout: async (ms) => run(`pragma busy_timeout = ${Math.trunc(ms)}`),
