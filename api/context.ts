@@ -7,6 +7,8 @@ export interface RequestContext {
   requestId: string;
   startedAt: number;
   operation?: Operation;
+  /** The operation's path parameters as matched, still percent-encoded. */
+  pathParams?: Record<string, string>;
   principal?: Principal;
   /** The JSON body sent back, for the request log. */
   responseBody?: unknown;

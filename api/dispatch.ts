@@ -4,40 +4,32 @@ import { contextOf } from './context.js';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
-interface RouteEntry {
-  handlers: RequestHandler[];
-  /** Path parameter names in order, and the pattern capturing their values. */
-  names: string[];
-  pattern: RegExp;
-}
 
 /**
- * The generated routes, reached by the operation the guard already matched instead of by
- * express's router walking every route's pattern in turn (each request paid for ~60 tests). The
- * generated code registers its routes on whatever it is given: here a recorder of them.
+ * The generated routes, reached by the operation the guard already matched (with its path
+ * parameters) instead of by express's router walking every route's pattern in turn (each request
+ * paid for ~60 tests). The generated code registers its routes on whatever it is given: here a
+ * recorder of them.
  */
 export function operationRoutes(register: (router: Router) => void): RequestHandler {
   const routes = recordRoutes(register);
   return (req: Request, res: Response, next: NextFunction) => {
-    const operation = contextOf(res).operation;
-    const route = operation && routes.get(`${operation.method} ${operation.template}`);
-    if (!route) return next();
+    const { operation, pathParams } = contextOf(res);
+    const handlers = operation && routes.get(`${operation.method} ${operation.template}`);
+    if (!handlers) return next();
     try {
-      req.params = pathParameters(route, req.path);
+      req.params = decodeParameters(pathParams ?? {});
     } catch (err) {
       return next(err);
     }
-    runHandlers(route.handlers, req, res, next);
+    runHandlers(handlers, req, res, next);
   };
 }
 
-export function recordRoutes(register: (router: Router) => void): Map<string, RouteEntry> {
-  const routes = new Map<string, RouteEntry>();
+export function recordRoutes(register: (router: Router) => void): Map<string, RequestHandler[]> {
+  const routes = new Map<string, RequestHandler[]>();
   const record = (method: Method) => (path: string, ...handlers: RequestHandler[]) => {
-    const template = path.replace(/:(\w+)/g, '{$1}');
-    const names = [...path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
-    const pattern = new RegExp('^' + path.split('/').map((s) => (s.startsWith(':') ? '([^/]+)' : escape(s))).join('/') + '/?$');
-    routes.set(`${method.toUpperCase()} ${template}`, { handlers, names, pattern });
+    routes.set(`${method.toUpperCase()} ${path.replace(/:(\w+)/g, '{$1}')}`, handlers);
     return recorder;
   };
   const recorder = { get: record('get'), post: record('post'), put: record('put'), patch: record('patch'), delete: record('delete') };
@@ -45,18 +37,15 @@ export function recordRoutes(register: (router: Router) => void): Map<string, Ro
   return routes;
 }
 
-function pathParameters(route: RouteEntry, path: string): Record<string, string> {
+function decodeParameters(raw: Record<string, string>): Record<string, string> {
   const params: Record<string, string> = {};
-  if (route.names.length === 0) return params;
-  const values = route.pattern.exec(path);
-  route.names.forEach((name, i) => {
-    const raw = values?.[i + 1] ?? '';
+  for (const [name, value] of Object.entries(raw)) {
     try {
-      params[name] = decodeURIComponent(raw);
+      params[name] = decodeURIComponent(value);
     } catch {
       throw new ServiceError(400, 'validation_error', `The path parameter \`${name}\` is not valid percent-encoding.`);
     }
-  });
+  }
   return params;
 }
 
@@ -77,4 +66,3 @@ function runHandlers(handlers: RequestHandler[], req: Request, res: Response, do
   step();
 }
 
-const escape = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

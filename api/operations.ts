@@ -9,7 +9,7 @@ export interface Operation {
 }
 
 export type Match =
-  | { kind: 'operation'; operation: Operation }
+  | { kind: 'operation'; operation: Operation; /** Path parameters by name, still percent-encoded. */ pathParams: Record<string, string> }
   | { kind: 'wrong_method'; allowed: string[] }
   | { kind: 'unknown' };
 
@@ -19,7 +19,9 @@ interface OpenApiDocument {
 
 interface PathEntry {
   template: string;
+  /** Captures the parameters, in the order of `names`. */
   pattern: RegExp;
+  names: string[];
   literalSegments: number;
   segments: number;
   byMethod: Map<string, Operation>;
@@ -45,13 +47,26 @@ export function operationMatcher(document: OpenApiDocument): (method: string, pa
   for (const group of withParameters.values()) group.sort((a, b) => b.literalSegments - a.literalSegments);
   return (method, path) => {
     const normalised = path.length > 1 ? path.replace(/\/+$/, '') : path;
-    const entry = literal.get(normalised)
-      ?? withParameters.get(segmentCount(normalised))?.find((e) => e.pattern.test(normalised));
-    if (!entry) return { kind: 'unknown' };
+    const found = findEntry(literal.get(normalised), withParameters.get(segmentCount(normalised)), normalised);
+    if (!found) return { kind: 'unknown' };
+    const { entry, pathParams } = found;
     const operation = entry.byMethod.get(method.toLowerCase()) ?? (method === 'HEAD' ? entry.byMethod.get('get') : undefined);
     if (!operation) return { kind: 'wrong_method', allowed: [...entry.byMethod.keys()].map((m) => m.toUpperCase()) };
-    return { kind: 'operation', operation };
+    return { kind: 'operation', operation, pathParams };
   };
+}
+
+/** The literal entry, else the first template whose pattern matches, with its parameters. */
+function findEntry(literal: PathEntry | undefined, candidates: PathEntry[] | undefined, path: string): { entry: PathEntry; pathParams: Record<string, string> } | undefined {
+  if (literal) return { entry: literal, pathParams: {} };
+  for (const entry of candidates ?? []) {
+    const values = entry.pattern.exec(path);
+    if (!values) continue;
+    const pathParams: Record<string, string> = {};
+    entry.names.forEach((name, i) => { pathParams[name] = values[i + 1]!; });
+    return { entry, pathParams };
+  }
+  return undefined;
 }
 
 function segmentCount(path: string): number {
@@ -62,7 +77,8 @@ function segmentCount(path: string): number {
 
 function toEntry(template: string, item: Record<string, Record<string, unknown>>): PathEntry {
   const segments = template.split('/').filter(Boolean);
-  const pattern = new RegExp('^/' + segments.map((s) => (/^\{.+\}$/.test(s) ? '[^/]+' : escape(s))).join('/') + '$');
+  const pattern = new RegExp('^/' + segments.map((s) => (/^\{.+\}$/.test(s) ? '([^/]+)' : escape(s))).join('/') + '$');
+  const names = segments.filter((s) => /^\{.+\}$/.test(s)).map((s) => s.slice(1, -1));
   const byMethod = new Map<string, Operation>();
   for (const method of methods) {
     const op = item[method];
@@ -74,7 +90,7 @@ function toEntry(template: string, item: Record<string, Record<string, unknown>>
       scope: (op['x-svc-scope'] as string | null | undefined) ?? null,
     });
   }
-  return { template, pattern, literalSegments: segments.filter((s) => !s.startsWith('{')).length, segments: segments.length, byMethod };
+  return { template, pattern, names, literalSegments: segments.filter((s) => !s.startsWith('{')).length, segments: segments.length, byMethod };
 }
 
 function requiredPermission(template: string, method: string, value: unknown): Permission {

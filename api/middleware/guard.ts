@@ -20,6 +20,7 @@ export function guard(deps: ApiDeps, match: (method: string, path: string) => Ma
     }
     const ctx = contextOf(res);
     ctx.operation = found.operation;
+    ctx.pathParams = found.pathParams;
     if (found.operation.permission === 'none') return next();
     try {
       requireUserAgent(req);

@@ -22,6 +22,13 @@ t.test('a literal segment wins over a parameter in the same place', async (t) =>
   t.equal(template(match('GET', '/webhooks/w1/messages/m1/attempts')), 'GET /webhooks/{id}/messages/{message_id}/attempts');
 });
 
+t.test('the match carries the path parameters, still percent-encoded, for the route', async (t) => {
+  const m = match('GET', '/webhooks/w%201/messages/m1/attempts');
+  t.same(m.kind === 'operation' && m.pathParams, { id: 'w%201', message_id: 'm1' });
+  const literal = match('POST', '/emails/batch');
+  t.same(literal.kind === 'operation' && literal.pathParams, {}, 'a literal path has none');
+});
+
 t.test('a known path with another method is 405 with the allowed methods', async (t) => {
   const m = match('PUT', '/api-keys');
   t.equal(m.kind, 'wrong_method');
