@@ -5,12 +5,12 @@ import { openSpool, type Spool } from '../storage/spool.js';
 import type { SecretBox } from '../storage/secret-box.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import { deliveryRecorder } from '../core/emails/delivery.js';
+import type { DeliveryRecorder } from '../core/emails/delivery.js';
 import { emailFeedbackSink } from '../core/receiving/email-feedback.js';
 import { groupCommit } from '../storage/group-commit.js';
 import type { FeedbackDeps } from '../core/receiving/feedback.js';
 import type { IngestDeps } from '../core/receiving/ingest.js';
-import { catchAll, fixedLimits, type ReceivingDomains, type VerpParser } from '../core/receiving/ports.js';
+import { catchAll, fixedLimits, type ReceivingDomains, type VerpChecker } from '../core/receiving/ports.js';
 import type { RoutingDeps } from '../core/receiving/routing.js';
 import { receivingService, type ReceivingService } from '../core/receiving/service.js';
 import { clamdScanner, parseClamdTarget } from '../scanner/clamd.js';
@@ -24,7 +24,9 @@ export interface ReceivingInput {
   clock: Clock;
   secretBox: SecretBox;
   domains: ReceivingDomains;
-  parseVerp: VerpParser;
+  returnPaths: VerpChecker;
+  /** The sending side's recorder: reports land on the recipients it records. */
+  recorder: DeliveryRecorder;
   hostname: string;
 }
 
@@ -53,7 +55,7 @@ export function createReceiving(input: ReceivingInput): Receiving {
     spool,
     routing: {
       domains: input.domains,
-      parseVerp: input.parseVerp,
+      returnPaths: input.returnPaths,
       mailboxes: catchAll,
       feedbackAddress: (config.feedback_address || `feedback@${input.hostname}`).toLowerCase(),
     },
@@ -64,11 +66,8 @@ export function createReceiving(input: ReceivingInput): Receiving {
     scanner,
     failMode: config.scanner_fail_mode as FailMode,
     feedback: {
-      db: database.db, clock, logger, parseVerp: input.parseVerp,
-      sink: emailFeedbackSink({
-        db: database.db, clock,
-        recorder: deliveryRecorder({ db: database.db, clock, logger, queueLifetimeMs: config.outbound_queue_lifetime_hours * 3600_000 }),
-      }),
+      db: database.db, clock, logger, returnPaths: input.returnPaths,
+      sink: emailFeedbackSink({ db: database.db, clock, recorder: input.recorder }),
     },
   };
 }

@@ -10,6 +10,8 @@ import { emailsService, type EmailsService } from '../core/emails/service.js';
 import { deliveryRecorder, type DeliveryRecorder } from '../core/emails/delivery.js';
 import { emailShares, type EmailShares } from '../core/emails/share.js';
 import { attachmentFetcher } from '../core/emails/fetch-attachment.js';
+import { returnPaths, type ReturnPaths } from '../core/emails/return-path.js';
+import { applianceFact } from '../storage/facts.js';
 import type { SendingDomains } from '../core/emails/ports.js';
 import type { DnsResolver } from '../dns/resolver.js';
 import type { SecretBox } from '../storage/secret-box.js';
@@ -34,11 +36,13 @@ export interface Sending {
   /** Publishes "mail is due now" for a region's outbound queue. */
   wake(region: string): void;
   /**
-   * Records delivery outcomes: the outbound queues' attempts, and delivery reports the inbound
-   * side receives (record(recipientId, outcome, { report: true }) with the id from parseVerp, or
-   * recordReportByMessageId) and complaints (recordComplaint).
+   * Records delivery outcomes: the outbound queues' attempts, and the delivery reports
+   * (record(recipientId, outcome, { report: true })) and complaints (recordComplaint) the inbound
+   * side receives for a recipient its signed return path names.
    */
   recorder: DeliveryRecorder;
+  /** Mints the signed return path of each recipient (outbound) and checks them (inbound). */
+  returnPaths: ReturnPaths;
   /** Share links and sent attachments (signed downloads). */
   shares: EmailShares;
 }
@@ -57,5 +61,16 @@ export function createSending(input: SendingInput): Sending {
   });
   const recorder = deliveryRecorder({ db: database.db, clock, logger, queueLifetimeMs: config.outbound_queue_lifetime_hours * 3600_000 });
   const shares = emailShares({ db: database.db, clock, logger, secretBox: input.secretBox, publicBaseUrl: config.public_base_url });
-  return { emails, domains, wake, recorder, shares };
+  return { emails, domains, wake, recorder, shares, returnPaths: signedReturnPaths(input) };
+}
+
+function signedReturnPaths(input: SendingInput): ReturnPaths {
+  let since: Promise<Date> | undefined;
+  const readSince = async () => new Date((await applianceFact(input.database.db, 'return_path_tags_since')) ?? 0);
+  return returnPaths({
+    key: input.secretBox.derive('return-path v1'),
+    // Read once: a migration wrote it and nothing changes it.
+    signedSince: () => (since ??= readSince().catch((err) => { since = undefined; throw err; })),
+    retryWindowMs: input.config.outbound_queue_lifetime_hours * 3600_000,
+  });
 }

@@ -24,7 +24,6 @@ import { redisDnsCacheStore } from '../storage/dns-cache.js';
 import { suppressionsRepo, suppressionsService, type SuppressionsRepo } from '../core/suppressions/index.js';
 import { createSending, type Sending } from './sending.js';
 import { createReceiving, type Receiving } from './receiving.js';
-import { parseVerp } from '../core/emails/verp.js';
 import { createDispatcher, createSender, webhooksService, type WebhookDispatcher } from '../core/webhooks/index.js';
 import { metricsRollup, metricsService, type MetricsRollup } from '../core/metrics/index.js';
 import { backupService } from '../core/backup.js';
@@ -91,7 +90,7 @@ export function createServices(input: ServicesInput): Services {
   const sending = createSending({ config, database, redis, logger, clock, resolver: deliveryResolver, uncachedResolver: input.resolver, secretBox: input.secretBox, regions: regionDirectory(input.hostname, config.regions) });
   const receiving = createReceiving({
     config, database, logger, clock, secretBox: input.secretBox, domains, hostname: input.hostname,
-    parseVerp,
+    returnPaths: (address) => sending.returnPaths.check(address, clock.now()), recorder: sending.recorder,
   });
   const metrics = metricsRollup({ db: database.db, batchSize: config.metrics_rollup_batch_size });
   const api: ApiDeps = {

@@ -104,13 +104,6 @@ export const submittingRecipients = (db: Db, regions: readonly string[]) =>
 export const ambiguousBefore = (db: Db, cutoff: string, limit: number) =>
   db.selectFrom('email_recipients').selectAll().where('state', '=', 'ambiguous').where('submitted_at', '<=', cutoff).limit(limit).execute();
 
-/** The recipient a delivery report names, by the email's Message-ID and the address. */
-export async function recipientByMessageId(db: Db, messageId: string, address: string): Promise<EmailRecipientRow | undefined> {
-  return db.selectFrom('email_recipients').selectAll('email_recipients')
-    .innerJoin('emails', 'emails.id', 'email_recipients.email_id')
-    .where('emails.message_id', '=', messageId).where('email_recipients.address', '=', address).executeTakeFirst();
-}
-
 /** Which of these (team, address) pairs the teams suppress, with the origin: one query for a claim. */
 export async function suppressedAmong(db: Db, rows: readonly { team_id: string; address: string }[]): Promise<Map<string, string>> {
   const found = new Map<string, string>();

@@ -43,8 +43,13 @@ export interface EmailsRepo {
   bulkRecipients(teamId: string, contentHash: string, since: string): Promise<number>;
   bulkWarned(teamId: string, contentHash: string, day: string): Promise<boolean>;
   recordBulkWarning(teamId: string, contentHash: string, day: string, at: string): Promise<boolean>;
-  /** A permanent "no such mailbox" bounce of this address since a time, on any team. */
-  deadAddress(address: string, since: string): Promise<boolean>;
+  /** Evidence for dead_address: svc's own attempt met a permanent "no such mailbox" reply. */
+  recordRejection(address: string, teamId: string, at: string): Promise<void>;
+  /**
+   * Teams whose own attempts met a "no such mailbox" reply for this address since a time: whether
+   * this team is one of them, and how many there are in all.
+   */
+  rejections(address: string, teamId: string, since: string): Promise<{ own: boolean; teams: number }>;
   setLastEvent(emailId: string, lastEvent: string, at: string): Promise<void>;
 }
 
@@ -103,10 +108,14 @@ export function emailsRepo(db: Db): EmailsRepo {
         .onConflict((oc) => oc.doNothing()).executeTakeFirst();
       return (r.numInsertedOrUpdatedRows ?? 0n) > 0n;
     },
-    async deadAddress(address, since) {
-      const row = await db.selectFrom('email_recipients').select('id').where('address', '=', address).where('state', '=', 'bounced')
-        .where('bounce_type', '=', 'Permanent').where('bounce_sub_type', '=', 'NoEmail').where('updated_at', '>=', since).executeTakeFirst();
-      return !!row;
+    async recordRejection(address, teamId, at) {
+      await db.insertInto('rejected_addresses').values({ address, team_id: teamId, rejected_at: at })
+        .onConflict((oc) => oc.columns(['address', 'team_id']).doUpdateSet({ rejected_at: at })).execute();
+    },
+    async rejections(address, teamId, since) {
+      const rows = await db.selectFrom('rejected_addresses').select('team_id').where('address', '=', address)
+        .where('rejected_at', '>=', since).execute();
+      return { own: rows.some((r) => r.team_id === teamId), teams: rows.length };
     },
     async setLastEvent(emailId, lastEvent, at) {
       const update = shapedStatement(db, 'setLastEvent', (m) => db.updateTable('emails').set({ last_event: m('last_event'), updated_at: m('at') }).where('id', '=', m('id')));

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
@@ -6,6 +6,8 @@ import { dirname } from 'node:path';
 export interface SecretBox {
   seal(plaintext: string): string;
   open(sealed: string): string;
+  /** 32 bytes for one purpose (e.g. signing return paths), derived from the key with HKDF. */
+  derive(purpose: string): Buffer;
 }
 
 const VERSION = 'v1';
@@ -30,6 +32,7 @@ export function openSecretBox(keyPath: string): SecretBox {
       decipher.setAuthTag(Buffer.from(tag, 'base64url'));
       return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
     },
+    derive: (purpose) => Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `svc ${purpose}`, 32)),
   };
 }
 

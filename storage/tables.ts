@@ -71,6 +71,8 @@ export interface DatabaseSchema {
   email_share_links: EmailShareLinkRow;
   idempotency_keys: IdempotencyKeyRow;
   bulk_warnings: BulkWarningRow;
+  rejected_addresses: { address: string; team_id: string; rejected_at: string };
+  appliance_facts: { name: string; value: string };
   teams: TeamRow;
   api_keys: ApiKeyRow;
   auth_generation: { id: number; value: number };

@@ -44,7 +44,7 @@ export async function startOutboundRole(services: Services, config: Config): Pro
     return {
       pool,
       queue: new RegionQueue(region, {
-        db: database.db, clock, logger, recorder, suppressions: suppressionsRepo(database.db), messageFor, route, pool,
+        db: database.db, clock, logger, recorder, suppressions: suppressionsRepo(database.db), messageFor, route, pool, returnPaths: services.sending.returnPaths,
         simulatorDomain: config.mailbox_simulator_domain.toLowerCase(), pollMs: config.outbound_poll_s * 1000, wake: services.sending.wake,
       }),
     };

@@ -1,6 +1,6 @@
 import type { Db } from '../../storage/db.js';
 import { emailsRepo } from '../../storage/emails.js';
-import { changeRecipient, markEmailSent, recipientById, recipientByMessageId, submittingRecipients } from '../../storage/emails-queue.js';
+import { changeRecipient, markEmailSent, recipientById, submittingRecipients } from '../../storage/emails-queue.js';
 import type { EmailRecipientRow, EmailRow, RecipientState } from '../../storage/emails-tables.js';
 import { eventsRepo } from '../../storage/events.js';
 import { groupCommit, type GroupCommit } from '../../storage/group-commit.js';
@@ -8,6 +8,7 @@ import { addSuppression } from '../suppressions/index.js';
 import type { Clock } from '../clock.js';
 import { emitEvent, type EventType } from '../events.js';
 import type { Logger } from '../logger.js';
+import { addressKey } from './addresses.js';
 import { envelopeData } from './envelope.js';
 import type { Bounce, DeliveryOutcome } from './outcomes.js';
 import { retryDelayMs } from './retry.js';
@@ -79,9 +80,16 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
     const allowed = options.report ? fromStates.report : fromStates[outcome.kind];
     if (!options.known && !allowed.includes(row.state)) return false;
     const applied = await apply(trx, email, row, outcome, allowed, !!options.known?.submitted);
+    if (applied === 'bounced' && !options.report) await keepRejection(trx, row, outcome);
     if (applied) deps.logger.info({ emailId: email.id, recipientId, region: email.region, outcome: outcome.kind, report: !!options.report, state: applied }, 'delivery outcome recorded');
     return applied !== undefined;
   });
+
+  /** A remote "no such mailbox" to our own attempt: the evidence behind dead_address. */
+  async function keepRejection(trx: Db, row: EmailRecipientRow, outcome: DeliveryOutcome) {
+    if (outcome.kind !== 'bounced' || outcome.bounce.type !== 'Permanent' || outcome.bounce.subType !== 'NoEmail') return;
+    await emailsRepo(trx).recordRejection(addressKey(row.address), row.team_id, deps.clock.now().toISOString());
+  }
 
   async function emitSentOnce(trx: Db, emailId: string, now: string, known?: EmailRow) {
     if (!(await markEmailSent(trx, emailId, now))) return;
@@ -164,17 +172,7 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
     return true;
   });
 
-  /**
-   * A delivery report (DSN) found by the email's Message-ID and the recipient address, for reports
-   * whose return path was not a VERP address. Use `record(recipientId, outcome, { report: true })`
-   * when parseVerp gave the recipient id.
-   */
-  const recordReportByMessageId = async (messageId: string, address: string, outcome: DeliveryOutcome): Promise<boolean> => {
-    const row = await recipientByMessageId(deps.db, messageId, address.toLowerCase());
-    return row ? record(row.id, outcome, { report: true }) : false;
-  };
-
-  return { markSubmitting, record, recordReportByMessageId, recoverInterrupted, recordComplaint };
+  return { markSubmitting, record, recoverInterrupted, recordComplaint };
 }
 
 export type DeliveryRecorder = ReturnType<typeof deliveryRecorder>;

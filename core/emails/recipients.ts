@@ -47,13 +47,25 @@ export async function recipientFates(
     const domainVerdict = await byDomain.get(r.domain)!;
     if (domainVerdict.kind !== 'deliver') return domainVerdict;
     // The team's own list first: a send to a listed address is accepted and suppressed (spec
-    // States); an address that bounced as non-existent on any team is refused outright.
+    // States). Then a recently non-existent mailbox is refused outright.
     const listed = await isSuppressed(deps.suppressions, teamId, r.address);
     if (listed) return { kind: 'suppressed', origin: listed.origin };
-    if (await deps.emails.deadAddress(addressKey(r.address), since)) return { kind: 'invalid', cause: 'dead_address' };
+    if (await isDeadAddress(deps.emails, addressKey(r.address), teamId, since)) return { kind: 'invalid', cause: 'dead_address' };
     return { kind: 'deliver' };
   }));
 }
+
+/**
+ * Dead means the remote server itself answered "no such mailbox" to svc's own attempts: for this
+ * team, or for at least two teams, so that no single tenant can make an address dead for the others
+ * (a tenant who controls a domain's MX can reject its addresses at will). Reports never count.
+ */
+async function isDeadAddress(emails: EmailsRepo, address: string, teamId: string, since: string): Promise<boolean> {
+  const seen = await emails.rejections(address, teamId, since);
+  return seen.own || seen.teams >= crossTeamEvidence;
+}
+
+const crossTeamEvidence = 2;
 
 async function domainFate(resolver: DnsResolver, domain: string): Promise<RecipientFate> {
   const verdict = await checkRecipientDomain(resolver, domain);

@@ -1,6 +1,6 @@
 import type { Db } from '../../storage/db.js';
 import { emailsRepo } from '../../storage/emails.js';
-import { recipientById, recipientByMessageId } from '../../storage/emails-queue.js';
+import { recipientById } from '../../storage/emails-queue.js';
 import type { EmailRecipientRow } from '../../storage/emails-tables.js';
 import { eventsRepo } from '../../storage/events.js';
 import { inTransaction } from '../../storage/transaction.js';
@@ -33,7 +33,6 @@ export function emailFeedbackSink(deps: EmailFeedbackDeps): FeedbackSink {
   };
   return {
     recipient: async (recipientId) => view(await recipientById(deps.db, recipientId)),
-    recipientByMessageId: async (messageId, address) => view(await recipientByMessageId(deps.db, messageId, address)),
     bounce: (recipientId, bounce, response) => deps.recorder.record(recipientId, { kind: 'bounced', response, bounce }, { report: true }),
     delivered: settle,
     async delay(recipientId, delay, response) {

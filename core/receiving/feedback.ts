@@ -3,17 +3,19 @@ import { receivedRepo, type ReceivedReportRow } from '../../storage/received.js'
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
-import type { VerpParser, VerpTarget } from './ports.js';
+import type { VerpChecker, VerpTarget } from './ports.js';
 import type { Bounce, ComplaintReport, Delay, DeliveryReport, DsnFinding } from './reports.js';
 
-// Recording the reports that come back for mail svc sent. Which email and recipient a report is
-// about comes first from the address it was sent to (the VERP return path names both), then from
-// the returned message (its Return-Path, or its Message-ID with the reported recipient). What the
-// report means is recorded against that recipient through the sending side (FeedbackSink): a
-// permanent failure is email.bounced and a bounce suppression, a delay email.delivery_delayed, a
-// complaint email.complained and a complaint suppression. Any report naming a recipient whose
-// submission is ambiguous (the DATA terminator went out, no reply came) settles it: the remote side
-// evidently had the message.
+// Recording the reports that come back for mail svc sent. A report affects exactly one recipient:
+// the one its signed return path names. A DSN is sent to that return path (checked at RCPT); a
+// complaint names it as a trace field of the returned message (its Return-Path, or the report's
+// Original-Mail-From), checked here. Anything a reader of one message can see — its Message-ID,
+// the other recipients' addresses — is never enough to act on someone: a recipient can only ever
+// report about themselves. What the report means is recorded against that recipient through the
+// sending side (FeedbackSink): a permanent failure is email.bounced and a bounce suppression, a
+// delay email.delivery_delayed, a complaint email.complained and a complaint suppression. Any
+// report naming a recipient whose submission is ambiguous (the DATA terminator went out, no reply
+// came) settles it: the remote side evidently had the message.
 
 export interface FeedbackRecipient {
   recipientId: string;
@@ -25,8 +27,6 @@ export interface FeedbackRecipient {
 /** The sending side's recording, by recipient (core/emails/delivery.ts behind it). */
 export interface FeedbackSink {
   recipient(recipientId: string): Promise<FeedbackRecipient | undefined>;
-  /** By the Message-ID svc gave the email and the recipient's address. */
-  recipientByMessageId(messageId: string, address: string): Promise<FeedbackRecipient | undefined>;
   bounce(recipientId: string, bounce: Bounce, response: string): Promise<boolean>;
   /** Settles an ambiguous submission (the remote side had it) and writes email.delivery_delayed. */
   delay(recipientId: string, delay: Delay, response: string): Promise<boolean>;
@@ -38,7 +38,7 @@ export interface FeedbackSink {
 export interface FeedbackDeps {
   db: Db;
   sink: FeedbackSink;
-  parseVerp: VerpParser;
+  returnPaths: VerpChecker;
   clock: Clock;
   logger: Logger;
 }
@@ -48,8 +48,8 @@ type Outcome = ReceivedReportRow['outcome'];
 /** Records a DSN that came to a VERP return path; answers the id of the report record. */
 export async function recordDsn(deps: FeedbackDeps, sentTo: VerpTarget, report: DeliveryReport | undefined): Promise<string> {
   if (!report) return writeReport(deps, 'dsn', undefined, 'unparsed', { sent_to: sentTo.recipientId });
-  const target = await findDsnTarget(deps, sentTo, report);
-  if (!target) return writeReport(deps, 'dsn', undefined, 'unmatched', { sent_to: sentTo.recipientId, message_id: report.original?.messageId ?? null });
+  const target = await deps.sink.recipient(sentTo.recipientId);
+  if (!target) return writeReport(deps, 'dsn', undefined, 'unmatched', { sent_to: sentTo.recipientId });
   const finding = pickFinding(report.findings, target.address);
   const decision = finding.decision;
   let outcome: Outcome;
@@ -74,32 +74,18 @@ export async function recordDsn(deps: FeedbackDeps, sentTo: VerpTarget, report: 
 export async function recordComplaint(deps: FeedbackDeps, report: ComplaintReport | undefined): Promise<string> {
   if (!report) return writeReport(deps, 'arf', undefined, 'unparsed', {});
   const target = await findComplaintTarget(deps, report);
-  if (!target) return writeReport(deps, 'arf', undefined, 'unmatched', { message_id: report.original?.messageId ?? null });
+  if (!target) return writeReport(deps, 'arf', undefined, 'unmatched', {});
   await deps.sink.complaint(target.recipientId);
   deps.logger.info({ emailId: target.emailId, recipientId: target.recipientId, feedbackType: report.feedbackType }, 'complaint recorded');
   return writeReport(deps, 'arf', target, 'complained', { feedback_type: report.feedbackType, user_agent: report.userAgent, source_ip: report.sourceIp });
 }
 
-async function findDsnTarget(deps: FeedbackDeps, sentTo: VerpTarget, report: DeliveryReport): Promise<FeedbackRecipient | undefined> {
-  const byVerp = await deps.sink.recipient(sentTo.recipientId);
-  if (byVerp) return byVerp;
-  return byMessageId(deps, report.original?.messageId ?? null, report.findings.map((f) => f.recipient));
-}
-
+/** The recipient whose signed return path the complaint's returned message carries. */
 async function findComplaintTarget(deps: FeedbackDeps, report: ComplaintReport): Promise<FeedbackRecipient | undefined> {
   for (const candidate of [report.original?.headers['return-path'], report.originalMailFrom]) {
-    const verp = candidate ? deps.parseVerp(candidate.replace(/^<|>$/g, '').trim()) : undefined;
-    const found = verp && (await deps.sink.recipient(verp.recipientId));
-    if (found) return found;
-  }
-  return byMessageId(deps, report.original?.messageId ?? null, [report.originalRcptTo, report.original?.headers['to'] ?? null]);
-}
-
-async function byMessageId(deps: FeedbackDeps, messageId: string | null, addresses: (string | null)[]): Promise<FeedbackRecipient | undefined> {
-  if (!messageId) return undefined;
-  for (const address of addresses) {
-    const bare = address?.match(/[^<>\s,;]+@[^<>\s,;]+/)?.[0]?.toLowerCase();
-    const found = bare && (await deps.sink.recipientByMessageId(messageId, bare));
+    const address = candidate?.match(/[^<>\s,;]+@[^<>\s,;]+/)?.[0];
+    const verp = address ? await deps.returnPaths(address) : undefined;
+    const found = verp?.ok && (await deps.sink.recipient(verp.recipientId));
     if (found) return found;
   }
   return undefined;

@@ -1,5 +1,5 @@
 // What receiving needs from other areas, declared here by shape so receiving compiles and tests on
-// its own: the domains lookup (core/domains/lookup.ts), the VERP parser (core/emails/verp.ts) and
+// its own: the domains lookup (core/domains/lookup.ts), the return-path check (core/emails/return-path.ts) and
 // the sending side's bounce/complaint recording satisfy these structurally.
 
 export interface ReceivingDomain {
@@ -18,8 +18,11 @@ export interface VerpTarget {
   recipientId: string;
 }
 
-/** A return-path address svc minted for one recipient of one email, or undefined. */
-export type VerpParser = (address: string) => VerpTarget | undefined;
+/** A return path in svc's form: its signed target, or refused with the reason. */
+export type VerpCheck = ({ ok: true } & VerpTarget) | { ok: false; reason: string };
+
+/** Whether an address is one of svc's return paths (undefined: it is not one at all). */
+export type VerpChecker = (address: string) => Promise<VerpCheck | undefined>;
 
 /**
  * Whether a mailbox claims an address at a receiving domain. With catch-all on (the default, and

@@ -1,8 +1,9 @@
 import { domainToASCII } from 'node:url';
-import type { MailboxPolicy, ReceivingDomain, ReceivingDomains, VerpParser } from './ports.js';
+import type { MailboxPolicy, ReceivingDomain, ReceivingDomains, VerpChecker } from './ports.js';
 
 // RCPT TO decides by address alone. svc stores mail for its receiving domains and reads the reports
-// that come back to its own return paths and feedback address; it forwards nothing, so any other
+// that come back to its own return paths (only those whose tag it signed: a forged one is refused
+// here, before any data) and feedback address; it forwards nothing, so any other
 // address is relaying and is refused. Address forms that older MTAs rewrote into a relay (the
 // percent hack, bang paths, source routes) and quoted local parts are refused outright: no real
 // mailbox of a receiving domain needs them, and refusing is simpler than proving them harmless.
@@ -15,7 +16,7 @@ export type RecipientRoute =
 
 export interface RoutingDeps {
   domains: ReceivingDomains;
-  parseVerp: VerpParser;
+  returnPaths: VerpChecker;
   mailboxes: MailboxPolicy;
   /** Lower-cased feedback address (ARF reports). */
   feedbackAddress: string;
@@ -49,8 +50,9 @@ export async function routeRecipient(deps: RoutingDeps, raw: string): Promise<Re
   if ('kind' in parts) return parts;
   const address = `${parts.local}@${parts.domain}`;
   if (address.toLowerCase() === deps.feedbackAddress) return { kind: 'arf', address };
-  const verp = deps.parseVerp(address);
-  if (verp) return { kind: 'dsn', address, emailId: verp.emailId, recipientId: verp.recipientId };
+  const verp = await deps.returnPaths(address);
+  if (verp?.ok) return { kind: 'dsn', address, emailId: verp.emailId, recipientId: verp.recipientId };
+  if (verp) return { kind: 'refused', code: 550, message: `5.7.1 Invalid bounce address tag (${verp.reason})` };
   const domain = await deps.domains.receivingDomain(parts.domain);
   if (!domain) return relayDenied;
   return { kind: 'received', address, domain, claimed: await deps.mailboxes.claims(domain, address) };

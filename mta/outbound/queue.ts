@@ -2,7 +2,7 @@ import type { Clock } from '../../core/clock.js';
 import type { DeliveryRecorder, Known } from '../../core/emails/delivery.js';
 import { dispatchDueScheduled } from '../../core/emails/dispatch.js';
 import type { DeliveryOutcome } from '../../core/emails/outcomes.js';
-import { verpAddress } from '../../core/emails/verp.js';
+import type { ReturnPaths } from '../../core/emails/return-path.js';
 import type { Logger } from '../../core/logger.js';
 import type { Region } from '../../core/regions.js';
 import type { SuppressionsRepo } from '../../core/suppressions/index.js';
@@ -29,6 +29,7 @@ export interface QueueDeps {
   messageFor(emailId: string): Promise<PreparedMessage | undefined>;
   route(domain: string, tls: 'opportunistic' | 'enforced'): Promise<Route>;
   pool: SessionPool;
+  returnPaths: Pick<ReturnPaths, 'address'>;
   simulatorDomain: string;
   pollMs: number;
   wake(region: string): void;
@@ -204,7 +205,7 @@ export class RegionQueue {
     let unrecorded: string | undefined;
     const outcome = await attemptDelivery(this.deps.pool, {
       route,
-      envelope: { from: verpAddress(row.id, prepared.domain.returnPathHost), to: row.address, envid: row.email_id },
+      envelope: { from: this.deps.returnPaths.address(row.id, prepared.domain.returnPathHost, this.deps.clock.now()), to: row.address, envid: row.email_id },
       message: prepared.message,
       beforeData: async () => {
         try {

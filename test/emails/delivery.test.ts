@@ -1,6 +1,5 @@
 import t from 'tap';
 import type { OutboundRole } from '../../bin/roles/outbound.js';
-import { parseVerp } from '../../core/emails/verp.js';
 import { sweepAmbiguous } from '../../core/emails/ambiguous.js';
 import { emailsRepo } from '../../storage/emails.js';
 import { startTestAppliance } from '../helpers/appliance.js';
@@ -38,6 +37,7 @@ const send = async (body: Record<string, unknown>) => {
 const lastEvent = async (id: string) => (await call(base, 'GET', `/emails/${id}`, { token: team.token })).body.last_event as string;
 const until = (id: string, ...events: string[]) => waitFor(`${id} to reach ${events.join('/')}`, async () => { const e = await lastEvent(id); return events.includes(e) ? e : undefined; });
 const at = (address: string) => mx.received.filter((m) => m.rcptTo === address);
+const returnPathOf = (address: string) => app.appliance.services.sending.returnPaths.check(address, clock.now());
 
 t.test('accepted: delivered, DKIM-signed for the domain, VERP return path, events in order', async (t) => {
   const id = await send({ to: 'ann@inbox-one.net', tags: { kind: 'welcome' } });
@@ -49,8 +49,8 @@ t.test('accepted: delivered, DKIM-signed for the domain, VERP return path, event
   const signature = /^DKIM-Signature:(.*?)\r\n(?=\S)/ms.exec(message!.raw.toString())![1]!.replace(/\s+/g, '');
   t.match(/;h=([^;]+)/.exec(signature)![1], /from.*from/i, 'From is oversigned');
   t.equal(message!.messageId, `<${id}@sender.net>`);
-  t.same(parseVerp(message!.mailFrom), { emailId: id, recipientId: `${id}.0` });
-  t.match(message!.mailFrom, /^bounces\+[0-9a-f]{32}-0@send\.sender\.net$/);
+  t.match(await returnPathOf(message!.mailFrom), { ok: true, emailId: id, recipientId: `${id}.0` });
+  t.match(message!.mailFrom, /^bounces\+[0-9a-f]{32}-0-[0-9a-f]{18}@send\.sender\.net$/, 'a signed return path');
   t.match(message!.raw.toString(), new RegExp(`X-Svc-Email-Id: ${id}`, 'i'));
   t.equal(message!.secure, true, 'STARTTLS was used (opportunistic, self-signed accepted)');
   const events = await eventsOf(app, id);
@@ -62,7 +62,7 @@ t.test('each recipient gets its own transaction and return path; bcc stays out o
   const id = await send({ to: 'a1@inbox-one.net', cc: 'c1@inbox-two.net', bcc: 'b1@inbox-two.net' });
   await waitFor('three deliveries', async () => ['a1@inbox-one.net', 'c1@inbox-two.net', 'b1@inbox-two.net'].every((a) => at(a).length === 1));
   const froms = ['a1@inbox-one.net', 'c1@inbox-two.net', 'b1@inbox-two.net'].map((a) => at(a)[0]!.mailFrom);
-  t.same(froms.map((f) => parseVerp(f)?.recipientId), [`${id}.0`, `${id}.1`, `${id}.2`]);
+  t.same(await Promise.all(froms.map(async (f) => (await returnPathOf(f)) ?? {})), [0, 1, 2].map((i) => ({ ok: true, emailId: id, recipientId: `${id}.${i}` })));
   for (const a of ['a1@inbox-one.net', 'c1@inbox-two.net', 'b1@inbox-two.net']) t.notMatch(at(a)[0]!.raw.toString(), /b1@inbox-two\.net/);
   await until(id, 'delivered');
   const delivered = (await eventsOf(app, id)).filter((e) => e.type === 'email.delivered');
@@ -80,11 +80,19 @@ t.test('a 5xx "no such user" bounces Permanent/NoEmail and suppresses the addres
   t.match(suppression.body, { origin: 'bounce', source_id: id });
   const again = await send({ to: 'nobody@inbox-one.net' });
   t.equal(await lastEvent(again), 'suppressed', 'the next send to it never leaves svc');
+  // Another team's send is not refused on one team's evidence: a tenant who runs a domain's MX could
+  // otherwise make any address dead for everyone. A second team's own rejection makes it dead.
+  const sendAs = (token: string, from: string) => call(base, 'POST', '/emails', { token, body: { from, to: 'nobody@inbox-one.net', subject: 's', text: 't' } });
   const other = await app.newTeam('Other');
   domains.add({ teamId: other.teamId, name: 'other-sender.net' });
-  const refused = await call(base, 'POST', '/emails', { token: other.token, body: { from: 'x@other-sender.net', to: 'nobody@inbox-one.net', subject: 's', text: 't' } });
+  const second = await sendAs(other.token, 'x@other-sender.net');
+  t.equal(second.status, 200, "one team's rejection does not refuse another team's send");
+  await waitFor('the second team to meet the rejection', async () => (await call(base, 'GET', `/emails/${second.body.id}`, { token: other.token })).body.last_event === 'bounced');
+  const third = await app.newTeam('Third');
+  domains.add({ teamId: third.teamId, name: 'third-sender.net' });
+  const refused = await sendAs(third.token, 'x@third-sender.net');
   t.equal(refused.status, 422);
-  t.match(refused.body.details, { reason: 'invalid_recipient', cause: 'dead_address' }, 'rule 4: a recently bounced non-existent mailbox');
+  t.match(refused.body.details, { reason: 'invalid_recipient', cause: 'dead_address' }, 'rule 4: two teams met "no such mailbox" from the remote server');
 });
 
 t.test('a 5xx content refusal after the data bounces Transient and does not suppress', async (t) => {
@@ -229,7 +237,7 @@ t.test('the reliability contract: data without a reply is never resent, then fai
 
   // A delivery report (DSN) naming one settles it before the sweep.
   const recorder = app.appliance.services.sending.recorder;
-  const settled = await recorder.recordReportByMessageId(`<${reported}@sender.net>`, 'reported@inbox-one.net', { kind: 'delivered', response: 'DSN: 2.0.0 delivered' });
+  const settled = await recorder.record(`${reported}.0`, { kind: 'delivered', response: 'DSN: 2.0.0 delivered' }, { report: true });
   t.equal(settled, true);
   t.equal(await lastEvent(reported), 'delivered');
 
