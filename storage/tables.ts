@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely';
+import type { WorkItemRow } from './work.js';
 import type { BulkWarningRow, EmailAttachmentRow, EmailRecipientRow, EmailRow, EmailShareLinkRow, EmailTagRow, IdempotencyKeyRow } from './emails-tables.js';
 import type { DkimKeyRow, DomainClaimRow, DomainRow } from './domains-tables.js';
 import type { SuppressionRow } from './suppressions-tables.js';
@@ -73,6 +74,7 @@ export interface DatabaseSchema {
   bulk_warnings: BulkWarningRow;
   rejected_addresses: { address: string; team_id: string; rejected_at: string };
   appliance_facts: { name: string; value: string };
+  work_items: WorkItemRow;
   teams: TeamRow;
   api_keys: ApiKeyRow;
   auth_generation: { id: number; value: number };

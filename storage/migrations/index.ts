@@ -9,6 +9,7 @@ import * as m007 from './007_metrics.js';
 import * as m008 from './008_auth_generation.js';
 import * as m009 from './009_retention.js';
 import * as m010 from './010_return_path_tags.js';
+import * as m011 from './011_work_items.js';
 
 // Numbered, applied in order at start. Written with Kysely's schema builder so the same
 // migrations run on SQLite and on PostgreSQL.
@@ -23,4 +24,5 @@ export const migrations: Record<string, Migration> = {
   '008_auth_generation': m008,
   '009_retention': m009,
   '010_return_path_tags': m010,
+  '011_work_items': m011,
 };

@@ -1,0 +1,29 @@
+import type { Db } from '../../storage/db.js';
+
+/** One item as its handler sees it: what to do (payload) and how far it got (cursor). */
+export interface WorkItem<P, C> {
+  id: string;
+  kind: string;
+  key: string;
+  teamId: string | null;
+  /** Steps committed so far. */
+  steps: number;
+  payload: P;
+  /** Undefined before the first step commits. */
+  cursor: C | undefined;
+}
+
+/** The writes of one step, committed together with its cursor. */
+export type StepWrite = (trx: Db) => Promise<void>;
+
+export type StepResult<C> =
+  /** More to do; `delayMs` parks the item until then (e.g. an automation's delay step). */
+  | { kind: 'continue'; cursor: C; write?: StepWrite; delayMs?: number }
+  | { kind: 'done'; cursor?: C; write?: StepWrite }
+  | { kind: 'failed'; error: string; write?: StepWrite };
+
+export interface WorkHandler<P, C> {
+  kind: string;
+  /** One small unit of work: reads what it needs, answers its writes and the next cursor. */
+  step(item: WorkItem<P, C>): Promise<StepResult<C>>;
+}

@@ -1,0 +1,143 @@
+import type { Db } from '../../storage/db.js';
+import { workRepo, type WorkAdvance, type WorkItemRow } from '../../storage/work.js';
+import { inWriteTransaction } from '../../storage/write-transaction.js';
+import type { Clock } from '../clock.js';
+import { newId } from '../ids.js';
+import type { Logger } from '../logger.js';
+import type { StepResult, WorkHandler, WorkItem } from './types.js';
+
+// The one durable worker pattern for long-running work (contact imports, broadcast fan-out,
+// automation runs). An item is claimed with a lease, then worked in small steps; each step's
+// writes commit in one transaction with the item's new cursor, and only while the lease is still
+// this worker's. So:
+// - restart-safe and kill -9 safe: a crash loses at most the step in flight, whose writes rolled
+//   back with its cursor; the lease lapses and the next claim resumes from the last commit;
+// - one owner at a time, also across processes on PostgreSQL (the claim skips locked rows);
+// - nothing done twice: a step whose lease was lost (lapsed and taken, or the item canceled)
+//   cannot commit.
+// A step must therefore be small (well inside the lease) and put its effects in `write`; an
+// effect outside the database (mail, a webhook) is made durable as a row there and done by its
+// own path (the outbound queue, the webhook dispatcher), never from inside a step.
+
+export interface DurableWorkerDeps {
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  handlers: readonly WorkHandler<any, any>[];
+  /** How long a claim holds without a step committing. */
+  leaseMs: number;
+  /** Items worked at once by this process. */
+  concurrency: number;
+  /** Steps one item runs before it yields its place to other due items. */
+  stepsPerTurn: number;
+}
+
+export interface EnqueueOptions {
+  teamId?: string | null;
+  dueAt?: Date;
+}
+
+export interface DurableWorker {
+  /** Adds work of a kind, once per key: enqueueing the same key again answers the first item. */
+  enqueue(kind: string, key: string, payload: unknown, options?: EnqueueOptions): Promise<WorkItemRow>;
+  /** Claims what is due and works each item for a turn; answers how many steps committed. */
+  runDue(): Promise<number>;
+  cancel(id: string): Promise<boolean>;
+}
+
+class LostLease extends Error {}
+
+/** Seconds before an item whose step threw is tried again. */
+const retryAfterErrorMs = 5_000;
+
+export function durableWorker(deps: DurableWorkerDeps): DurableWorker {
+  const owner = `worker-${newId()}`;
+  const handlers = new Map(deps.handlers.map((h) => [h.kind, h]));
+  const kinds = [...handlers.keys()];
+  const iso = (ms: number) => new Date(ms).toISOString();
+
+  async function commit(row: WorkItemRow, result: StepResult<unknown>): Promise<void> {
+    const now = deps.clock.now().getTime();
+    const patch = advanceFor(result, now, deps.leaseMs);
+    await inWriteTransaction(deps.db, async (trx) => {
+      if (!(await workRepo(trx).advance(row.id, owner, iso(now), patch))) throw new LostLease();
+      await result.write?.(trx);
+    });
+  }
+
+  /** Works one claimed item until it finishes, parks, yields its turn, or loses its lease. */
+  async function turn(row: WorkItemRow): Promise<number> {
+    const handler = handlers.get(row.kind)!;
+    const item = toItem(row);
+    const log = deps.logger.child({ workId: row.id, kind: row.kind });
+    let steps = 0;
+    try {
+      for (;;) {
+        const result = await handler.step(item);
+        const last = result.kind !== 'continue' || result.delayMs !== undefined || steps + 1 >= deps.stepsPerTurn;
+        await commit(row, last && result.kind === 'continue' ? { ...result, delayMs: result.delayMs ?? 0 } : result);
+        steps += 1;
+        if (result.kind === 'done') log.info({ steps: row.steps + steps }, 'work done');
+        if (result.kind === 'failed') log.warn({ steps: row.steps + steps, error: result.error }, 'work failed');
+        if (last) return steps;
+        item.cursor = result.cursor;
+        item.steps += 1;
+      }
+    } catch (err) {
+      if (err instanceof LostLease) {
+        log.warn({ steps }, 'work lease lost: another owner or a cancel has it');
+        return steps;
+      }
+      log.error({ err, steps }, 'work step failed; retried later');
+      await release(row, retryAfterErrorMs, (err as Error).message).catch(() => undefined);
+      return steps;
+    }
+  }
+
+  const release = (row: WorkItemRow, delayMs: number, error: string) => {
+    const now = deps.clock.now().getTime();
+    return workRepo(deps.db).advance(row.id, owner, iso(now), { state: 'queued', lease_owner: null, lease_until: null, due_at: iso(now + delayMs), error });
+  };
+
+  return {
+    async enqueue(kind, key, payload, options = {}) {
+      if (!handlers.has(kind)) throw new Error(`no work handler for kind ${kind}`);
+      const now = deps.clock.now();
+      const row = await workRepo(deps.db).enqueue({
+        id: newId(), kind, key, team_id: options.teamId ?? null, payload: JSON.stringify(payload),
+        due_at: (options.dueAt ?? now).toISOString(), created_at: now.toISOString(),
+      });
+      deps.logger.info({ workId: row.id, kind, key }, 'work enqueued');
+      return row;
+    },
+    async runDue() {
+      const now = deps.clock.now().getTime();
+      const claimed = await workRepo(deps.db).claim(kinds, iso(now), owner, iso(now + deps.leaseMs), deps.concurrency);
+      const steps = await Promise.all(claimed.map(turn));
+      return steps.reduce((a, b) => a + b, 0);
+    },
+    cancel: (id) => workRepo(deps.db).cancel(id, deps.clock.now().toISOString()),
+  };
+}
+
+function advanceFor(result: StepResult<unknown>, now: number, leaseMs: number): WorkAdvance {
+  const cursor = 'cursor' in result && result.cursor !== undefined ? JSON.stringify(result.cursor) : undefined;
+  const finished = { lease_owner: null, lease_until: null, ...(cursor === undefined ? {} : { cursor }) };
+  switch (result.kind) {
+    case 'done':
+      return { ...finished, state: 'done' };
+    case 'failed':
+      return { ...finished, state: 'failed', error: result.error };
+    case 'continue':
+      if (result.delayMs === undefined) return { cursor, lease_until: new Date(now + leaseMs).toISOString() };
+      return { ...finished, state: 'queued', due_at: new Date(now + result.delayMs).toISOString() };
+  }
+}
+
+function toItem(row: WorkItemRow): WorkItem<unknown, unknown> {
+  return {
+    id: row.id, kind: row.kind, key: row.key, teamId: row.team_id, steps: row.steps,
+    payload: JSON.parse(row.payload) as unknown,
+    cursor: row.cursor === null ? undefined : (JSON.parse(row.cursor) as unknown),
+  };
+}

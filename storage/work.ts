@@ -1,0 +1,81 @@
+import type { Db } from './db.js';
+import { isPostgres } from './dialect.js';
+
+// The durable worker's rows (migration 011). Claims are conditional updates: on SQLite one writer
+// at a time; on PostgreSQL the chosen rows are locked as they are chosen (FOR UPDATE SKIP LOCKED)
+// in a CTE run once, and the update checks the claimable state again.
+
+export type WorkState = 'queued' | 'running' | 'done' | 'failed' | 'canceled';
+
+export interface WorkItemRow {
+  id: string;
+  kind: string;
+  key: string;
+  team_id: string | null;
+  state: WorkState;
+  due_at: string;
+  lease_owner: string | null;
+  lease_until: string | null;
+  steps: number;
+  payload: string;
+  cursor: string | null;
+  error: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type NewWorkItem = Pick<WorkItemRow, 'id' | 'kind' | 'key' | 'team_id' | 'due_at' | 'payload' | 'created_at'>;
+
+/** What one step moves, only while its owner still holds the lease. */
+export type WorkAdvance = Partial<Pick<WorkItemRow, 'state' | 'due_at' | 'cursor' | 'error' | 'lease_owner' | 'lease_until'>>;
+
+export interface WorkRepo {
+  /** Adds an item, or answers the one already there for (kind, key). */
+  enqueue(item: NewWorkItem): Promise<WorkItemRow>;
+  byId(id: string): Promise<WorkItemRow | undefined>;
+  byKey(kind: string, key: string): Promise<WorkItemRow | undefined>;
+  /** Claims up to `limit` due items of these kinds, or items whose owner's lease lapsed. */
+  claim(kinds: readonly string[], now: string, owner: string, leaseUntil: string, limit: number): Promise<WorkItemRow[]>;
+  /** Moves an item one step while `owner` holds it; false when the lease was lost. */
+  advance(id: string, owner: string, now: string, patch: WorkAdvance): Promise<boolean>;
+  /** Stops an item that is not finished; its owner notices at its next step. */
+  cancel(id: string, now: string): Promise<boolean>;
+}
+
+const claimable = ['queued', 'running'] as const;
+
+export function workRepo(db: Db): WorkRepo {
+  return {
+    async enqueue(item) {
+      await db.insertInto('work_items')
+        .values({ ...item, state: 'queued', steps: 0, cursor: null, error: null, lease_owner: null, lease_until: null, updated_at: item.created_at })
+        .onConflict((oc) => oc.columns(['kind', 'key']).doNothing()).execute();
+      return (await db.selectFrom('work_items').selectAll().where('kind', '=', item.kind).where('key', '=', item.key).executeTakeFirstOrThrow());
+    },
+    byId: (id) => db.selectFrom('work_items').selectAll().where('id', '=', id).executeTakeFirst(),
+    byKey: (kind, key) => db.selectFrom('work_items').selectAll().where('kind', '=', kind).where('key', '=', key).executeTakeFirst(),
+    async claim(kinds, now, owner, leaseUntil, limit) {
+      if (kinds.length === 0) return [];
+      const chosen = db.selectFrom('work_items').select('id').where('kind', 'in', kinds).where('state', 'in', claimable)
+        .where('due_at', '<=', now).where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+        .orderBy('due_at').limit(limit);
+      const set = { state: 'running' as const, lease_owner: owner, lease_until: leaseUntil, updated_at: now };
+      if (!isPostgres(db)) return db.updateTable('work_items').set(set).where('id', 'in', chosen).returningAll().execute();
+      return db.with('chosen', () => chosen.forUpdate().skipLocked())
+        .updateTable('work_items').set(set).from('chosen').whereRef('work_items.id', '=', 'chosen.id')
+        .where('work_items.state', 'in', claimable).returningAll('work_items').execute() as Promise<WorkItemRow[]>;
+    },
+    async advance(id, owner, now, patch) {
+      const r = await db.updateTable('work_items')
+        .set((eb) => ({ ...patch, steps: eb('steps', '+', 1), updated_at: now }))
+        .where('id', '=', id).where('lease_owner', '=', owner).where('state', '=', 'running').where('lease_until', '>=', now)
+        .executeTakeFirst();
+      return r.numUpdatedRows > 0n;
+    },
+    async cancel(id, now) {
+      const r = await db.updateTable('work_items').set({ state: 'canceled', lease_owner: null, lease_until: null, updated_at: now })
+        .where('id', '=', id).where('state', 'in', claimable).executeTakeFirst();
+      return r.numUpdatedRows > 0n;
+    },
+  };
+}

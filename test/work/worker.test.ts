@@ -1,0 +1,172 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import t, { type Test } from 'tap';
+import { durableWorker, type WorkHandler } from '../../core/work/index.js';
+import { openDatabase, type Database, type Db } from '../../storage/db.js';
+import { eventsRepo } from '../../storage/events.js';
+import { workRepo } from '../../storage/work.js';
+import { mutableClock, waitFor } from '../helpers/email-fixtures.js';
+import { openPgFixture } from '../helpers/pg-rows.js';
+
+// The durable worker: steps commit with their cursor, a parked item wakes at its time, a lost lease
+// cannot commit, a cancel stops the owner, and kill -9 at random moments neither skips nor repeats
+// a step (counted in the database the steps write to) — on SQLite and on PostgreSQL.
+const dir = mkdtempSync(join(tmpdir(), 'svc-work-'));
+t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+const silent = pino({ level: 'silent' });
+
+/** Counts to payload.total, one outbox row per step; `gate` can hold a step (to race another owner). */
+function counter(gate?: { held: Promise<void> }): WorkHandler<{ total: number; wait?: number }, number> {
+  return {
+    kind: 'count',
+    async step(item) {
+      const n = item.cursor ?? 0;
+      if (gate) await gate.held;
+      const write = async (trx: Db) => eventsRepo(trx).insert({
+        id: `${item.id}.${n}`, team_id: 'work-test', type: 'test.counted', created_at: new Date().toISOString(), data: JSON.stringify({ item: item.key, n }),
+      });
+      if (item.payload.wait !== undefined && n === 1) return { kind: 'continue', cursor: n + 1, write, delayMs: item.payload.wait };
+      return n + 1 >= item.payload.total ? { kind: 'done', cursor: n + 1, write } : { kind: 'continue', cursor: n + 1, write };
+    },
+  };
+}
+
+async function counted(db: Db, key: string): Promise<number[]> {
+  const rows = await db.selectFrom('events').select('data').where('type', '=', 'test.counted').execute();
+  return rows.map((r) => JSON.parse(r.data) as { item: string; n: number }).filter((d) => d.item === key).map((d) => d.n).sort((a, b) => a - b);
+}
+
+const range = (n: number) => [...Array(n).keys()];
+
+async function suite(t: Test, name: string, open: () => Promise<Database>) {
+  const database = await open();
+  const db = database.db;
+  t.teardown(() => database.close());
+  const clock = mutableClock();
+  const worker = (handler = counter(), leaseMs = 30_000) => durableWorker({ db, clock, logger: silent, handlers: [handler], leaseMs, concurrency: 4, stepsPerTurn: 10 });
+
+  t.test(`${name}: steps commit with their cursor; enqueueing a key twice is one item`, async (t) => {
+    const w = worker();
+    const first = await w.enqueue('count', 'a', { total: 25 });
+    const again = await w.enqueue('count', 'a', { total: 99 });
+    t.equal(again.id, first.id);
+    t.equal(await w.runDue(), 10, 'one turn of ten steps, then the item yields');
+    t.match(await workRepo(db).byId(first.id), { state: 'queued', cursor: '10', steps: 10, lease_owner: null });
+    while ((await w.runDue()) > 0);
+    t.match(await workRepo(db).byId(first.id), { state: 'done', cursor: '25', steps: 25 });
+    t.same(await counted(db, 'a'), range(25));
+  });
+
+  t.test(`${name}: a parked item wakes at its due time`, async (t) => {
+    const w = worker();
+    const item = await w.enqueue('count', 'parked', { total: 4, wait: 60_000 });
+    t.equal(await w.runDue(), 2, 'two steps, the second parks it');
+    t.equal(await w.runDue(), 0, 'nothing due yet');
+    clock.advance(60_001);
+    t.equal(await w.runDue(), 2);
+    t.match(await workRepo(db).byId(item.id), { state: 'done' });
+    t.same(await counted(db, 'parked'), range(4));
+  });
+
+  t.test(`${name}: a step whose lease was lost cannot commit`, async (t) => {
+    let open!: () => void;
+    const gate = { held: new Promise<void>((r) => { open = r; }) };
+    const slow = worker(counter(gate), 1_000);
+    const item = await slow.enqueue('count', 'raced', { total: 3 });
+    const slowTurn = slow.runDue();
+    await waitFor('the first owner to claim', async () => (await workRepo(db).byId(item.id))?.state === 'running');
+    clock.advance(1_001);
+    const fast = worker();
+    open();
+    await Promise.all([slowTurn, (async () => { while ((await fast.runDue()) > 0); })()]);
+    while ((await slow.runDue()) + (await fast.runDue()) > 0);
+    t.same(await counted(db, 'raced'), range(3), 'every step once, whoever held the lease');
+    t.match(await workRepo(db).byId(item.id), { state: 'done' });
+  });
+
+  t.test(`${name}: a cancel stops the owner at its next step`, async (t) => {
+    const w = worker();
+    const item = await w.enqueue('count', 'canceled', { total: 50 });
+    await w.runDue();
+    t.equal(await w.cancel(item.id), true);
+    t.equal(await w.runDue(), 0);
+    t.match(await workRepo(db).byId(item.id), { state: 'canceled' });
+    t.same(await counted(db, 'canceled'), range(10));
+  });
+
+  t.test(`${name}: a step that throws is released and tried again later`, async (t) => {
+    let fail = true;
+    const flaky: WorkHandler<{ total: number }, number> = {
+      kind: 'count',
+      async step(item) {
+        if (fail) throw new Error('resource busy');
+        return counter().step(item);
+      },
+    };
+    const w = worker(flaky);
+    const item = await w.enqueue('count', 'flaky', { total: 2 });
+    t.equal(await w.runDue(), 0);
+    t.match(await workRepo(db).byId(item.id), { state: 'queued', error: 'resource busy', lease_owner: null });
+    fail = false;
+    t.equal(await w.runDue(), 0, 'not before its retry time');
+    clock.advance(5_001);
+    t.equal(await w.runDue(), 2);
+    t.same(await counted(db, 'flaky'), range(2));
+  });
+}
+
+t.test('SQLite', (t) => suite(t, 'sqlite', () => openDatabase({ path: join(dir, 'work.sqlite'), synchronous: 'FULL' })));
+
+t.test('PostgreSQL', async (t) => {
+  const fixture = await openPgFixture();
+  t.teardown(() => fixture.close());
+  await suite(t, 'postgres', async () => fixture.database);
+  t.test('two pools claiming at once never share an item', async (t) => {
+    const other = await fixture.other();
+    const clock = mutableClock();
+    const make = (db: Db) => durableWorker({ db, clock, logger: silent, handlers: [counter()], leaseMs: 30_000, concurrency: 8, stepsPerTurn: 1 });
+    const [a, b] = [make(fixture.database.db), make(other.db)];
+    for (const i of range(20)) await a.enqueue('count', `pool-${i}`, { total: 5 });
+    const drain = async (w: typeof a) => { while ((await w.runDue()) > 0); };
+    await Promise.all([drain(a), drain(b)]);
+    for (const i of range(20)) t.same(await counted(fixture.database.db, `pool-${i}`), range(5), `pool-${i} counted once each`);
+  });
+});
+
+t.test('kill -9 at random moments: every step exactly once', async (t) => {
+  const path = join(dir, 'crash.sqlite');
+  const database = await openDatabase({ path, synchronous: 'FULL' });
+  t.teardown(() => database.close());
+  const items = range(6).map((i) => `crash-${i}`);
+  const seeder = durableWorker({ db: database.db, clock: { now: () => new Date() }, logger: silent, handlers: [counter()], leaseMs: 400, concurrency: 1, stepsPerTurn: 1 });
+  for (const key of items) await seeder.enqueue('count', key, { total: 300 });
+  const child = join(import.meta.dirname, '../helpers/work-child.js');
+  const start = async (): Promise<ChildProcess> => {
+    const proc = spawn(process.execPath, [child, path, '400'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const [line] = await Promise.race([
+      once(proc.stdout!, 'data'),
+      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the worker child did not start within 20 s')), 20_000)),
+    ]);
+    t.match(String(line), /ready/);
+    return proc;
+  };
+  for (let kill = 0; kill < 5; kill += 1) {
+    const proc = await start();
+    await new Promise((r) => setTimeout(r, 150 + Math.random() * 400));
+    proc.kill('SIGKILL');
+    await once(proc, 'exit');
+  }
+  const progress = await database.db.selectFrom('work_items').select(({ fn }) => fn.sum<number>('steps').as('steps')).executeTakeFirstOrThrow();
+  t.ok(Number(progress.steps) > 0 && Number(progress.steps) < items.length * 300, `the kills fell mid-work (${progress.steps} of ${items.length * 300} steps done)`);
+  const last = await start();
+  t.teardown(() => { last.kill('SIGKILL'); });
+  await waitFor('every item done after the kills', async () => {
+    const rows = await database.db.selectFrom('work_items').select('state').where('kind', '=', 'count').execute();
+    return rows.length === items.length && rows.every((r) => r.state === 'done');
+  }, 60_000);
+  for (const key of items) t.same(await counted(database.db, key), range(300), `${key}: each of 300 steps exactly once`);
+});
