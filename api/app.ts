@@ -7,6 +7,7 @@ import { requestContext } from './middleware/context.js';
 import { guard } from './middleware/guard.js';
 import { requestLog } from './middleware/request-log.js';
 import { errorHandler } from './middleware/error-handler.js';
+import { jsonBody as boundedJsonBody } from './middleware/json-body.js';
 import { operationRoutes } from './dispatch.js';
 import { receivedDownloads } from './public/received-downloads.js';
 import { sentEmailRoutes } from './public/sent-emails.js';
@@ -43,8 +44,9 @@ function publicRouter(deps: ApiDeps): Router {
   router.use(requestLog(deps));
   router.use(guard(deps, operationMatcher(openapiDocument as never)));
   // An empty body sent as application/json means "no body" (SDKs send the header on every call).
-  // GET and HEAD carry no body svc reads: not even looked for.
-  const jsonBody = express.json({ limit: deps.bodyLimitBytes, strict: false });
+  // GET and HEAD carry no body svc reads: not even looked for. Bodies are held to shape bounds
+  // (depth, members) before any validator walks them.
+  const jsonBody = boundedJsonBody(deps.bodyLimitBytes);
   router.use((req, res, next) => (req.method === 'GET' || req.method === 'HEAD' ? next() : jsonBody(req, res, next)));
   router.use(operationRoutes(RegisterRoutes));
   return router;

@@ -60,12 +60,26 @@ const listColumns = [
   'attachment_count', 'created_at', 'updated_at',
 ] as const;
 
+// Bound variables per multi-row INSERT: under SQLite's oldest default (999), so no count of rows
+// reaches "too many SQL variables" on any build, nor PostgreSQL's 65,535 parameters.
+const variablesPerStatement = 999;
+
+/** Rows in statements of at most `variablesPerStatement` bound values each. */
+export function rowChunks<T extends object>(rows: readonly T[]): T[][] {
+  if (rows.length === 0) return [];
+  const perRow = Math.max(1, Object.keys(rows[0]!).length);
+  const size = Math.max(1, Math.floor(variablesPerStatement / perRow));
+  const out: T[][] = [];
+  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
+  return out;
+}
+
 export function emailsRepo(db: Db): EmailsRepo {
   return {
     async insertAccepted({ email, recipients, tags, attachments }) {
       await db.insertInto('emails').values(email).execute();
-      if (recipients.length) await db.insertInto('email_recipients').values(recipients).execute();
-      if (tags.length) await db.insertInto('email_tags').values(tags).execute();
+      for (const part of rowChunks(recipients)) await db.insertInto('email_recipients').values(part).execute();
+      for (const part of rowChunks(tags)) await db.insertInto('email_tags').values(part).execute();
       for (const part of attachments) await db.insertInto('email_attachments').values(part).execute();
     },
     byId: (teamId, id) => db.selectFrom('emails').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),

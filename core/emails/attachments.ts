@@ -1,6 +1,6 @@
 import { extname } from 'node:path';
 import type { AttachmentInput, AttachmentPart, BufferJson } from './types.js';
-import { invalidAttachment } from './validate.js';
+import { invalidAttachment, ruledFilename } from './validate.js';
 
 /** Fetches a `path` attachment (an https URL) through an SSRF-safe client; throws to refuse. */
 export type AttachmentFetcher = (url: string, maxBytes: number) => Promise<{ content: Buffer; contentType?: string; filename?: string }>;
@@ -66,10 +66,23 @@ async function fetchPart(index: number, fetcher: AttachmentFetcher, path: string
     throw invalidAttachment(index, '`path` must be an http(s) URL.');
   }
   if (url.protocol !== 'https:' && url.protocol !== 'http:') throw invalidAttachment(index, '`path` must be an http(s) URL.');
+  let fetched: Awaited<ReturnType<AttachmentFetcher>>;
   try {
-    const fetched = await fetcher(url.toString(), maxBytes);
-    return { ...fetched, filename: fetched.filename ?? (decodeURIComponent(url.pathname.split('/').pop() ?? '') || undefined) };
+    fetched = await fetcher(url.toString(), maxBytes);
   } catch (err) {
     throw invalidAttachment(index, `The attachment at \`path\` could not be fetched: ${(err as Error).message}`);
+  }
+  // The caller never wrote this name (the server's Content-Disposition, else the URL's last
+  // segment): it is put in the filename rule's form rather than refused.
+  const derived = fetched.filename ?? lastSegment(url);
+  return { ...fetched, filename: derived ? ruledFilename(derived) || undefined : undefined };
+}
+
+function lastSegment(url: URL): string | undefined {
+  const raw = url.pathname.split('/').pop() ?? '';
+  try {
+    return decodeURIComponent(raw) || undefined;
+  } catch {
+    return raw || undefined;
   }
 }

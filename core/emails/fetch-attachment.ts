@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { parse as parseDisposition } from 'content-disposition';
 import { Agent, request } from 'undici';
 import type { DnsResolver } from '../../dns/resolver.js';
 import { judgeAddress, pinnedLookup } from '../webhooks/url-policy.js';
@@ -39,9 +40,8 @@ export function attachmentFetcher(options: { resolver: DnsResolver; allowPrivate
       }
       if (size > maxBytes) throw new Fetched(`larger than the ${(maxBytes / 1048576).toFixed(maxBytes < 1048576 ? 3 : 0)} MB allowed`);
       const type = String(res.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
-      const disposition = String(res.headers['content-disposition'] ?? '');
-      const filename = /filename\*?=(?:UTF-8'')?"?([^";]+)"?/i.exec(disposition)?.[1];
-      return { content: Buffer.concat(chunks), contentType: /^[\w.+-]+\/[\w.+-]+$/.test(type) ? type : undefined, filename: filename ? decodeURIComponent(filename) : undefined };
+      const filename = dispositionFilename(res.headers['content-disposition']);
+      return { content: Buffer.concat(chunks), contentType: /^[\w.+-]+\/[\w.+-]+$/.test(type) ? type : undefined, filename };
     } catch (err) {
       if (err instanceof Fetched) throw err;
       if (controller.signal.aborted) throw new Error(String((controller.signal.reason as Error)?.message ?? 'aborted'));
@@ -51,6 +51,12 @@ export function attachmentFetcher(options: { resolver: DnsResolver; allowPrivate
       clearTimeout(timer);
     }
   };
+}
+
+/** The name a Content-Disposition gives (`filename*` decoded when present), as the server wrote it. */
+function dispositionFilename(header: string | string[] | undefined): string | undefined {
+  if (typeof header !== 'string') return undefined;
+  return parseDisposition(header).parameters.filename || undefined;
 }
 
 /** A refusal decided here (status, size), passed on as it is. */

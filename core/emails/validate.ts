@@ -5,6 +5,12 @@ import type { AttachmentInput, NormalisedSend, RecipientInput, SendEmailInput, T
 
 export const maxRecipients = 50;
 const maxSubjectBytes = 998;
+// Caps the spec leaves open, generous but finite (docs/api-conventions.md, Hostile input).
+export const maxTags = 50;
+export const maxHeaders = 100;
+const maxHeaderValueBytes = 4000;
+export const maxAttachments = 100;
+const maxFilenameChars = 255;
 
 // Headers the caller may not set (spec: From, To, Cc, Bcc, Subject, Date, Message-ID,
 // Return-Path), plus the ones svc writes itself so the message stays well formed and traceable.
@@ -21,14 +27,12 @@ export function normaliseSend(input: SendEmailInput, now: Date): NormalisedSend 
   if (input.from === undefined || input.from === null) throw missingField('from');
   if (input.to === undefined || input.to === null || (Array.isArray(input.to) && input.to.length === 0)) throw missingField('to');
   if (input.subject === undefined || input.subject === null) throw missingField('subject');
+  checkListSizes(input);
   const fromList = parseMailboxes('from', input.from);
   if (fromList.length !== 1) throw validationError(422, 'from', '`from` must be exactly one email address.');
   const to = parseMailboxes('to', input.to);
   const cc = parseMailboxes('cc', input.cc);
   const bcc = parseMailboxes('bcc', input.bcc);
-  if (to.length + cc.length + bcc.length > maxRecipients) {
-    throw validationError(422, 'to', `An email can have at most ${maxRecipients} recipients across \`to\`, \`cc\` and \`bcc\`.`);
-  }
   checkSubject(input.subject);
   if (isBlank(input.html) && isBlank(input.text)) {
     throw new ServiceError(422, 'missing_required_field', 'Missing `html` or `text` field: an email needs a body.', {
@@ -49,6 +53,25 @@ export function normaliseSend(input: SendEmailInput, now: Date): NormalisedSend 
     scheduledAt: input.scheduled_at === undefined || input.scheduled_at === null ? null : parseScheduledAt(input.scheduled_at, now),
     topicId: input.topic_id ?? null,
   };
+}
+
+/**
+ * Counts over their cap, refused before any item is read. One string is one address (a string
+ * naming several is refused when parsed), so the recipient count is known here already.
+ */
+function checkListSizes(input: SendEmailInput): void {
+  const count = (v: unknown) => (Array.isArray(v) ? v.length : v === undefined || v === null ? 0 : 1);
+  if (count(input.to) + count(input.cc) + count(input.bcc) > maxRecipients) {
+    throw validationError(422, 'to', `An email can have at most ${maxRecipients} recipients across \`to\`, \`cc\` and \`bcc\`.`);
+  }
+  if (count(input.reply_to) > maxRecipients) throw validationError(422, 'reply_to', `\`reply_to\` can hold at most ${maxRecipients} addresses.`);
+  const tags = input.tags && typeof input.tags === 'object' ? (Array.isArray(input.tags) ? input.tags.length : Object.keys(input.tags).length) : 0;
+  if (tags > maxTags) throw validationError(422, 'tags', `An email can have at most ${maxTags} tags (got ${tags}).`);
+  const headers = input.headers && typeof input.headers === 'object' ? Object.keys(input.headers).length : 0;
+  if (headers > maxHeaders) throw validationError(422, 'headers', `An email can have at most ${maxHeaders} custom headers (got ${headers}).`);
+  if (count(input.attachments) > maxAttachments) {
+    throw new ServiceError(422, 'invalid_attachment', `An email can have at most ${maxAttachments} attachments.`, { errors: [{ path: 'attachments', message: `at most ${maxAttachments}` }] });
+  }
 }
 
 const isBlank = (value: string | null | undefined) => value === undefined || value === null || value === '';
@@ -87,7 +110,7 @@ function checkHeaders(headers: Record<string, string> | null | undefined, replyT
     seen.add(lower);
     if (typeof value !== 'string') throw validationError(422, path, `The \`${name}\` header value must be a string.`);
     if (/[\r\n\0]/.test(value)) throw validationError(422, path, `The \`${name}\` header value must not contain line breaks.`);
-    if (Buffer.byteLength(value) > 4000) throw validationError(422, path, `The \`${name}\` header value is too long.`);
+    if (Buffer.byteLength(value) > maxHeaderValueBytes) throw validationError(422, path, `The \`${name}\` header value is too long.`);
   }
   return Object.fromEntries(entries);
 }
@@ -115,7 +138,10 @@ function checkAttachmentShapes(attachments: AttachmentInput[] | null | undefined
     const hasContent = part.content !== undefined && part.content !== null && part.content !== '';
     const hasPath = part.path !== undefined && part.path !== null && part.path !== '';
     if (hasContent === hasPath) throw invalidAttachment(i, 'Each attachment needs exactly one of `content` or `path`.');
-    for (const key of ['filename', 'content_type', 'content_id'] as const) {
+    if (part.filename !== undefined && part.filename !== null && (typeof part.filename !== 'string' || ruledFilename(part.filename) !== part.filename)) {
+      throw invalidAttachment(i, `\`filename\` must be one line of at most ${maxFilenameChars} characters, without control characters.`);
+    }
+    for (const key of ['content_type', 'content_id'] as const) {
       const value = part[key];
       if (value !== undefined && value !== null && (typeof value !== 'string' || /[\r\n\0]/.test(value))) {
         throw invalidAttachment(i, `\`${key}\` must be one line of text.`);
@@ -124,6 +150,18 @@ function checkAttachmentShapes(attachments: AttachmentInput[] | null | undefined
     if (part.content_type && !/^[\w.+-]+\/[\w.+-]+$/.test(part.content_type)) throw invalidAttachment(i, '`content_type` must be a media type such as application/pdf.');
   }
   return attachments;
+}
+
+/**
+ * The attachment filename rule: one line without control characters, at most 255 characters (a
+ * filename reaches MIME parameters, the API and webhook consumers). Returns the name as the rule
+ * leaves it. A name the caller gives must already be that; a name svc derives for a fetched part
+ * (from its URL or its Content-Disposition) is used in that form.
+ */
+export function ruledFilename(name: string): string {
+  const chars = Array.from(name.replace(/[\x00-\x1f\x7f]/g, ''));
+  // The end of a long name is kept: it carries the extension.
+  return (chars.length > maxFilenameChars ? chars.slice(-maxFilenameChars) : chars).join('');
 }
 
 export const invalidAttachment = (index: number, message: string) =>
