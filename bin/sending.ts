@@ -9,7 +9,7 @@ import type { RegionDirectory } from '../core/regions.js';
 import { emailsService, type EmailsService } from '../core/emails/service.js';
 import { deliveryRecorder, type DeliveryRecorder } from '../core/emails/delivery.js';
 import { emailShares, type EmailShares } from '../core/emails/share.js';
-import { attachmentFetcher } from '../core/emails/fetch-attachment.js';
+import { attachmentFetcher } from '../net/attachment-fetcher.js';
 import { returnPaths, type ReturnPaths } from '../core/emails/return-path.js';
 import { applianceFact } from '../storage/facts.js';
 import type { SendingDomains } from '../core/emails/ports.js';

@@ -24,7 +24,10 @@ import { redisDnsCacheStore } from '../storage/dns-cache.js';
 import { suppressionsRepo, suppressionsService, type SuppressionsRepo } from '../core/suppressions/index.js';
 import { createSending, type Sending } from './sending.js';
 import { createReceiving, type Receiving } from './receiving.js';
-import { createDispatcher, createSender, webhooksService, type WebhookDispatcher } from '../core/webhooks/index.js';
+import { createDispatcher, webhooksService, type WebhookDispatcher } from '../core/webhooks/index.js';
+import { createSender } from '../net/webhook-sender.js';
+import { endpointUrlPolicy } from '../net/url-policy.js';
+import { cloudflareClient } from '../net/cloudflare.js';
 import { metricsRollup, metricsService, type MetricsRollup } from '../core/metrics/index.js';
 import { backupService } from '../core/backup.js';
 
@@ -77,7 +80,7 @@ export function createServices(input: ServicesInput): Services {
   const domainsDeps: DomainsDeps = {
     db: database.db, resolver: input.resolver, regions: regionDirectory(input.hostname, config.regions), secretBox: input.secretBox,
     clock, logger, mailFromRecords: config.mail_from_records as DomainsDeps['mailFromRecords'],
-    verifyWindowHours: config.domains_verify_window_hours, dkimGraceHours: config.dkim_rotation_grace_hours, cloudflareApiUrl: config.cloudflare_api_url,
+    verifyWindowHours: config.domains_verify_window_hours, dkimGraceHours: config.dkim_rotation_grace_hours, cloudflare: (token) => cloudflareClient(config.cloudflare_api_url, token),
   };
   const domains = domainLookup(domainsDeps);
   const deliveryResolver = cachedResolver(input.resolver, redisDnsCacheStore(redis), config.dns_cache_ttl_s);
@@ -114,7 +117,7 @@ export function createServices(input: ServicesInput): Services {
     emailShares: sending.shares,
     receiving: receiving.service,
     webhooks: webhooksService({
-      db: database.db, clock, secretBox: input.secretBox, resolver: input.resolver, allowPrivate: config.webhooks_allow_private,
+      db: database.db, clock, secretBox: input.secretBox, checkEndpointUrl: endpointUrlPolicy(input.resolver, config.webhooks_allow_private),
       logger, wake: () => webhookDispatcher.wake(),
     }),
   };

@@ -76,6 +76,10 @@ t.test('the checker catches forbidden imports in a tree built to break the rules
     'mta/outbound/deliver.ts': "import { app } from '../../api/app.js';\nimport Database from 'better-sqlite3/lib/database.js';",
     'scanner/clamd.ts': "import { Router } from 'express';\nimport { z } from '../test/helper.js';",
     'core/mail.ts': "import { SMTPServer } from 'smtp-server';",
+    'core/port.ts': "import type { Sender } from '../net/sender.js';",
+    'core/fetches.ts': "import { createSender } from '../net/sender.js';",
+    'api/http.ts': "import { request } from 'undici';",
+    'net/sender.ts': "import { request } from 'undici';\nimport type { DnsResolver } from '../dns/resolver.js';\nimport { ok } from '../core/ok.js';",
   };
   for (const [path, text] of Object.entries(files)) {
     mkdirSync(dirname(join(tree, path)), { recursive: true });
@@ -83,8 +87,10 @@ t.test('the checker catches forbidden imports in a tree built to break the rules
   }
   const found = checkImports(tree).map((v) => `${v.file} -> ${v.target}`).sort();
   t.same(found, [
+    'api/http.ts -> undici',
     'api/send.ts -> mta/inbound',
     'config/load.ts -> storage',
+    'core/fetches.ts -> net',
     'core/lazy.ts -> jobs',
     'core/mail.ts -> smtp-server',
     'core/sql.ts -> kysely',
@@ -93,6 +99,7 @@ t.test('the checker catches forbidden imports in a tree built to break the rules
     'jobs/cli.ts -> bin',
     'mta/outbound/deliver.ts -> api',
     'mta/outbound/deliver.ts -> better-sqlite3',
+    'net/sender.ts -> core',
     'scanner/clamd.ts -> express',
     'scanner/clamd.ts -> test',
     'storage/z.ts -> express',

@@ -1,4 +1,4 @@
-import { cloudflareClient, CloudflareError, type CloudflareClient, type CloudflareRecord, type CloudflareZone } from '../../dns/cloudflare.js';
+import type { CloudflareClient, CloudflareError, CloudflareRecord, CloudflareZone } from '../../net/cloudflare.js';
 import { dkimKeyOf, joinTxt, sameHost } from '../../dns/verify.js';
 import { domainsRepo, type DomainRow } from '../../storage/domains.js';
 import { missingField, notFound, ServiceError, validationError } from '../errors.js';
@@ -59,7 +59,7 @@ export function domainAutoconfigure(deps: DomainsDeps) {
       const token = input.api_token ?? (domain.provider_token ? deps.secretBox.open(domain.provider_token) : undefined);
       if (!token) throw missingField('api_token');
       if (globalApiKey.test(token)) throw tokenRefused('a Global API Key reaches every zone of the account; create an API token for this zone only.');
-      const client = cloudflareClient(deps.cloudflareApiUrl, token);
+      const client = deps.cloudflare(token);
       const zone = await scopedZone(client, zonedName(domain.name).zone);
       const keys = await repo.keys(id);
       const wanted = recordsOf(deps, domain, keys).filter((r) => shouldWrite(r, domain));
@@ -151,8 +151,11 @@ function unquote(content: string): string[] {
 
 const tokenRefused = (why: string) => validationError(422, 'api_token', `The API token was refused: ${why}`);
 
+const isProviderError = (err: unknown): err is CloudflareError =>
+  err instanceof Error && err.name === 'CloudflareError' && typeof (err as CloudflareError).status === 'number';
+
 function providerError(err: unknown): unknown {
-  if (!(err instanceof CloudflareError)) return err;
+  if (!isProviderError(err)) return err;
   if (err.status === 401 || err.status === 403) return tokenRefused(`Cloudflare answered ${err.status} (${err.message}).`);
   return new ServiceError(503, 'service_unavailable', `Cloudflare did not complete the request: ${err.message}`);
 }

@@ -1,4 +1,5 @@
 import type { DnsResolver } from '../../dns/resolver.js';
+import type { CloudflareClient } from '../../net/cloudflare.js';
 import type { Db } from '../../storage/db.js';
 import type { DkimKeyRow, DomainRow } from '../../storage/domains.js';
 import type { SecretBox } from '../../storage/secret-box.js';
@@ -21,8 +22,8 @@ export interface DomainsDeps {
   verifyWindowHours: number;
   /** How long a replaced DKIM key stays published (and its record listed) after the new one took over. */
   dkimGraceHours: number;
-  /** Base URL of the DNS provider's v4 API (Cloudflare). */
-  cloudflareApiUrl: string;
+  /** A client of the DNS provider's v4 API (Cloudflare) for one token (net/cloudflare.ts). */
+  cloudflare: (token: string) => CloudflareClient;
 }
 
 /** The records of a domain as it stands. */

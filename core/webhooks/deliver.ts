@@ -7,7 +7,7 @@ import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { AttemptRecorder } from './recorder.js';
 import { decide } from './retry.js';
-import type { Sender, SendOutcome } from './sender.js';
+import type { Sender, SendOutcome } from './ports.js';
 import { signRequest } from './signing.js';
 
 export interface DeliverDeps {

@@ -8,7 +8,7 @@ import type { Logger } from '../logger.js';
 import { deliverClaimed, type DeliverDeps } from './deliver.js';
 import { fanOut } from './fan-out.js';
 import { attemptRecorder } from './recorder.js';
-import type { Sender } from './sender.js';
+import type { Sender } from './ports.js';
 
 export interface DispatcherOptions {
   /** Requests in flight to one endpoint at most; others' messages never wait behind it. */

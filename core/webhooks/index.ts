@@ -1,8 +1,8 @@
 // The webhooks area: endpoint management (service), the dispatcher that delivers outbox events,
-// and the pieces both use (URL policy, signing, the retry schedule).
+// and the pieces both use (signing, the retry schedule). Outbound HTTP (the sender, the URL policy)
+// lives in net/ and is handed in through ports.ts.
 export { webhooksService, ROTATION_OVERLAP_MS, type WebhooksService, type WebhookInput } from './service.js';
 export { createDispatcher, type WebhookDispatcher, type RunSummary } from './dispatcher.js';
-export { createSender, USER_AGENT, type Sender } from './sender.js';
+export type { EndpointUrlCheck, Sender, SendOutcome } from './ports.js';
 export { retryDelaysMs } from './retry.js';
-export { checkEndpointUrl, judgeAddress } from './url-policy.js';
 export type { AttemptView, MessageView, WebhookListItem, WebhookView } from './views.js';

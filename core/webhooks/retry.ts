@@ -1,4 +1,4 @@
-import type { SendOutcome } from './sender.js';
+import type { SendOutcome } from './ports.js';
 
 /** Waits after the 1st, 2nd, … failed attempt: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; then failed. */
 export const retryDelaysMs: readonly number[] = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000];

@@ -1,4 +1,3 @@
-import type { DnsResolver } from '../../dns/resolver.js';
 import type { Db } from '../../storage/db.js';
 import { eventsRepo } from '../../storage/events.js';
 import type { SecretBox } from '../../storage/secret-box.js';
@@ -12,7 +11,7 @@ import type { Logger } from '../logger.js';
 import { listOf, parsePageQuery, type ListEnvelope, type RawPageQuery } from '../pagination.js';
 import { envelopeOf } from './deliver.js';
 import { newSigningSecret } from './signing.js';
-import { checkEndpointUrl, UnroutableError } from './url-policy.js';
+import type { EndpointUrlCheck } from './ports.js';
 import { attemptView, messageView, type AttemptView, type MessageView, type WebhookListItem, type WebhookView } from './views.js';
 
 /** A rotated-out secret keeps signing this long beside the new one. */
@@ -28,8 +27,8 @@ export interface WebhooksDeps {
   db: Db;
   clock: Clock;
   secretBox: SecretBox;
-  resolver: DnsResolver;
-  allowPrivate: boolean;
+  /** The SSRF policy (net/url-policy.ts). */
+  checkEndpointUrl: EndpointUrlCheck;
   logger: Logger;
   /** Tells a dispatcher in this process that a message became due. */
   wake(): void;
@@ -173,10 +172,7 @@ function checkEvents(events: string[]): string[] {
 }
 
 async function checkUrl(deps: WebhooksDeps, raw: string): Promise<string> {
-  try {
-    return (await checkEndpointUrl(raw, deps.resolver, deps.allowPrivate)).href;
-  } catch (err) {
-    if (err instanceof UnroutableError) throw validationError(422, 'endpoint', `The \`endpoint\` URL is refused: ${err.message}.`);
-    throw err;
-  }
+  const verdict = await deps.checkEndpointUrl(raw);
+  if (!verdict.ok) throw validationError(422, 'endpoint', `The \`endpoint\` URL is refused: ${verdict.reason}.`);
+  return verdict.href;
 }

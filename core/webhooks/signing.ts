@@ -9,11 +9,11 @@ export const SECRET_PREFIX = 'whsec_';
 /** `whsec_` + base64 of 32 random bytes. */
 export const newSigningSecret = (): string => SECRET_PREFIX + randomBytes(32).toString('base64');
 
-export interface SignedHeaders {
+export type SignedHeaders = {
   'wh-id': string;
   'wh-timestamp': string;
   'wh-signature': string;
-}
+};
 
 /**
  * Headers for one request: every secret signs `id.timestamp.body` (the current one first, then a

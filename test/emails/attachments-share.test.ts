@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import t from 'tap';
 import { Resend } from 'resend';
 import type { OutboundRole } from '../../bin/roles/outbound.js';
-import { attachmentFetcher } from '../../core/emails/fetch-attachment.js';
+import { attachmentFetcher } from '../../net/attachment-fetcher.js';
 import { createResolver } from '../../dns/resolver.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { startFakeMx } from '../helpers/fake-mx.js';

@@ -8,13 +8,16 @@ const below = ['config', 'storage', 'dns', 'scanner'];
 const coreAndBelow = ['core', ...below];
 const mtaParts = ['mta', 'mta/inbound', 'mta/outbound', 'mta/bounces'];
 
-export const sourceRooms = ['config', 'storage', 'dns', 'scanner', 'core', 'api', 'mta', 'jobs', 'bin'] as const;
+export const sourceRooms = ['config', 'storage', 'dns', 'scanner', 'net', 'core', 'api', 'mta', 'jobs', 'bin'] as const;
 
 const allowedRooms: Record<string, readonly string[]> = {
   config: [],
   storage: ['config'],
   dns: ['config'],
   scanner: ['config'],
+  // Outbound HTTP (webhooks, attachment fetches, DNS provider APIs) is a leaf: it judges addresses
+  // through the injected resolver and knows nothing of the product.
+  net: ['config', 'dns'],
   core: below,
   api: coreAndBelow,
   // The MTA parts work together (inbound classifies DSNs with the bounces parsers, outbound maps
@@ -22,7 +25,12 @@ const allowedRooms: Record<string, readonly string[]> = {
   ...Object.fromEntries(mtaParts.map((part) => [part, [...coreAndBelow, ...mtaParts]])),
   jobs: coreAndBelow,
   // bin/svc wires the roles together: it may import every room.
-  bin: [...coreAndBelow, 'api', ...mtaParts, 'jobs'],
+  bin: [...coreAndBelow, 'net', 'api', ...mtaParts, 'jobs'],
+};
+
+/** Rooms a room may name in type positions only: core declares ports by net's shapes, bin hands the values in. */
+const typeOnlyRooms: Record<string, readonly string[]> = {
+  core: ['net'],
 };
 
 /** Packages that belong to one layer: the framework stays at the edge, SQL stays in storage. */
@@ -34,6 +42,7 @@ const packageRooms: Record<string, readonly string[]> = {
   'better-sqlite3': ['storage'],
   pg: ['storage'],
   ioredis: ['storage'],
+  undici: ['net'],
 };
 
 export interface ImportRef {
@@ -129,6 +138,7 @@ export function checkImports(root: string): Violation[] {
         const targetRel = relative(absRoot, resolve(dirname(path), ref.specifier)).split(sep).join('/');
         const target = targetRel.startsWith('..') ? '(outside the project)' : roomOf(targetRel);
         if (target === room || allowedRooms[room]?.includes(target)) continue;
+        if (ref.typeOnly && typeOnlyRooms[room]?.includes(target)) continue;
         violations.push({ ...base, target, reason: `${room} may not import ${target || '(project root)'}` });
       } else if (!ref.specifier.startsWith('node:')) {
         const pkg = packageOf(ref.specifier);

@@ -4,7 +4,8 @@ import { call } from '../helpers/http.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 import { emitEvent } from '../../core/events.js';
-import { createSender, judgeAddress } from '../../core/webhooks/index.js';
+import { judgeAddress } from '../../net/url-policy.js';
+import { createSender } from '../../net/webhook-sender.js';
 import { createResolver } from '../../dns/resolver.js';
 import { eventsRepo } from '../../storage/events.js';
 

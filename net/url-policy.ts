@@ -1,7 +1,7 @@
 import type { LookupAddress } from 'node:dns';
 import { isIPv4 } from 'node:net';
 import ipaddr from 'ipaddr.js';
-import { isNotFound, type DnsResolver } from '../../dns/resolver.js';
+import { isNotFound, type DnsResolver } from '../dns/resolver.js';
 
 // Where webhook requests may go. Only globally routable unicast addresses; with `allowPrivate`
 // an operator also lets loopback and private ranges through (on-premise receivers), never
@@ -75,6 +75,18 @@ async function lookupBoth(resolver: DnsResolver, name: string): Promise<LookupAd
 export interface CheckedUrl {
   href: string;
   hostname: string;
+}
+
+/** checkEndpointUrl as the webhooks area asks it: a verdict rather than a thrown refusal. */
+export function endpointUrlPolicy(resolver: DnsResolver, allowPrivate: boolean) {
+  return async (raw: string): Promise<{ ok: true; href: string } | { ok: false; reason: string }> => {
+    try {
+      return { ok: true, href: (await checkEndpointUrl(raw, resolver, allowPrivate)).href };
+    } catch (err) {
+      if (err instanceof UnroutableError) return { ok: false, reason: err.message };
+      throw err;
+    }
+  };
 }
 
 /** Parses and judges an endpoint URL; the message says why it is refused. */

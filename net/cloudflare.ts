@@ -35,6 +35,8 @@ export interface CloudflareClient {
 
 /** Cloudflare answered with an error (`status` is the HTTP status; 0 when it could not be reached). */
 export class CloudflareError extends Error {
+  // Core tells a provider refusal by its name and status (it never imports this room's values).
+  override readonly name = 'CloudflareError';
   constructor(message: string, readonly status: number, readonly codes: number[] = []) {
     super(message);
   }

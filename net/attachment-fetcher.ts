@@ -1,9 +1,11 @@
 import { isIP } from 'node:net';
 import { parse as parseDisposition } from 'content-disposition';
 import { Agent, request } from 'undici';
-import type { DnsResolver } from '../../dns/resolver.js';
-import { judgeAddress, pinnedLookup } from '../webhooks/url-policy.js';
-import type { AttachmentFetcher } from './attachments.js';
+import type { DnsResolver } from '../dns/resolver.js';
+import { judgeAddress, pinnedLookup } from './url-policy.js';
+
+/** An attachment's bytes as fetched, with what the server said of its type and name. */
+export type AttachmentFetcher = (url: string, maxBytes: number) => Promise<{ content: Buffer; contentType?: string; filename?: string }>;
 
 // Attachments given by `path` are fetched by svc itself, through the same address policy as
 // webhooks: only globally routable addresses (loopback and private ranges only when the operator

@@ -1,7 +1,6 @@
 import { isIP } from 'node:net';
 import { Agent, request } from 'undici';
-import type { DnsResolver } from '../../dns/resolver.js';
-import type { SignedHeaders } from './signing.js';
+import type { DnsResolver } from '../dns/resolver.js';
 import { judgeAddress, pinnedLookup } from './url-policy.js';
 
 export const USER_AGENT = 'Svc-Webhooks/1.0';
@@ -17,6 +16,9 @@ export interface SendOutcome {
   error: string | null;
   durationMs: number;
 }
+
+/** The signature headers of one request (wh-id, wh-timestamp, wh-signature), as core signed them. */
+export type SignedHeaders = Readonly<Record<string, string>>;
 
 export interface Sender {
   send(url: string, headers: SignedHeaders, body: string): Promise<SendOutcome>;
