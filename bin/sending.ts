@@ -3,7 +3,6 @@ import type { Database } from '../storage/db.js';
 import type { RedisClient } from '../storage/redis.js';
 import { wakePublisher } from '../storage/emails-wake.js';
 import type { Clock } from '../core/clock.js';
-import { domainLookup } from '../core/domains/lookup.js';
 import type { Logger } from '../core/logger.js';
 import type { RegionDirectory } from '../core/regions.js';
 import { emailsService, type EmailsService } from '../core/emails/service.js';
@@ -28,6 +27,8 @@ export interface SendingInput {
   uncachedResolver: DnsResolver;
   secretBox: SecretBox;
   regions: RegionDirectory;
+  /** The domains area's read side (built once, shared with receiving). */
+  domains: SendingDomains;
 }
 
 export interface Sending {
@@ -50,7 +51,7 @@ export interface Sending {
 /** The sending side's core services, built once (the api role uses emails, outbound the rest). */
 export function createSending(input: SendingInput): Sending {
   const { config, database, redis, logger, clock } = input;
-  const domains = domainLookup({ db: database.db, secretBox: input.secretBox });
+  const { domains } = input;
   const wake = wakePublisher(redis);
   const emails = emailsService({
     db: database.db, redis, clock, logger, domains, regions: input.regions, resolver: input.resolver,

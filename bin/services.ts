@@ -77,8 +77,9 @@ export function createServices(input: ServicesInput): Services {
   const keyLookup = new CachedKeyLookup(repos.apiKeys, authGenerationReader(database));
   const logWriter = new RequestLogWriter(repos.requestLogs, repos.apiKeys, logger, config.logs_flush_ms);
   const identity = { version: input.version, env: config.env };
+  const regions = regionDirectory(input.hostname, config.regions);
   const domainsDeps: DomainsDeps = {
-    db: database.db, resolver: input.resolver, regions: regionDirectory(input.hostname, config.regions), secretBox: input.secretBox,
+    db: database.db, resolver: input.resolver, regions, secretBox: input.secretBox,
     clock, logger, mailFromRecords: config.mail_from_records as DomainsDeps['mailFromRecords'],
     verifyWindowHours: config.domains_verify_window_hours, dkimGraceHours: config.dkim_rotation_grace_hours, cloudflare: (token) => cloudflareClient(config.cloudflare_api_url, token),
   };
@@ -90,7 +91,7 @@ export function createServices(input: ServicesInput): Services {
     options: { concurrencyPerEndpoint: config.webhooks_endpoint_concurrency, timeoutMs: config.webhooks_timeout_ms },
   });
   // Recipient checks ask DNS through the delivery cache; attachment fetches judge addresses uncached.
-  const sending = createSending({ config, database, redis, logger, clock, resolver: deliveryResolver, uncachedResolver: input.resolver, secretBox: input.secretBox, regions: regionDirectory(input.hostname, config.regions) });
+  const sending = createSending({ config, database, redis, logger, clock, resolver: deliveryResolver, uncachedResolver: input.resolver, secretBox: input.secretBox, regions, domains });
   const receiving = createReceiving({
     config, database, logger, clock, secretBox: input.secretBox, domains, hostname: input.hostname,
     returnPaths: (address) => sending.returnPaths.check(address, clock.now()), recorder: sending.recorder,
@@ -121,6 +122,5 @@ export function createServices(input: ServicesInput): Services {
       logger, wake: () => webhookDispatcher.wake(),
     }),
   };
-  const regions = regionDirectory(input.hostname, config.regions);
   return { api, logWriter, database, redis, repos, clock, logger, resolver: input.resolver, secretBox: input.secretBox, regions, webhookDispatcher, sending, domains, deliveryResolver, receiving, metricsRollup: metrics };
 }
