@@ -19,7 +19,7 @@ import { statSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { envelopeData } from '../core/emails/envelope.js';
-import { emitEvent, type EventType } from '../core/events.js';
+import { emitEvent, type EventType } from '../core/outbox/index.js';
 import { metricsRollup } from '../core/metrics/index.js';
 import { newId } from '../core/ids.js';
 import type { EmailRecipientRow, EmailRow } from '../storage/emails-tables.js';

@@ -19,7 +19,7 @@ import { startTestAppliance } from '../test/helpers/appliance.js';
 import { call } from '../test/helpers/http.js';
 import { eventsRepo } from '../storage/events.js';
 import { inTransaction } from '../storage/transaction.js';
-import { emitEvent } from '../core/events.js';
+import { emitEvent } from '../core/outbox/index.js';
 
 const EVENTS = intFromEnv('BENCH_EVENTS', 2000);
 const SLOW_MS = intFromEnv('BENCH_SLOW_MS', 200);

@@ -1,7 +1,7 @@
 import type { Db } from '../../storage/db.js';
 import { domainsRepo, type DomainRow } from '../../storage/domains.js';
 import { eventsRepo } from '../../storage/events.js';
-import { emitEvent } from '../events.js';
+import { emitEvent } from '../outbox/index.js';
 import type { DomainsDeps } from './context.js';
 import { domainView } from './view.js';
 

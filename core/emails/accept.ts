@@ -2,7 +2,7 @@ import type { Db } from '../../storage/db.js';
 import { emailsRepo, type AcceptedEmail } from '../../storage/emails.js';
 import type { EmailRecipientRow, EmailRow } from '../../storage/emails-tables.js';
 import { eventsRepo } from '../../storage/events.js';
-import { emitEvent, type EventType } from '../events.js';
+import { emitEvent, type EventType } from '../outbox/index.js';
 import { newId } from '../ids.js';
 import type { Region } from '../regions.js';
 import { addressKey } from './addresses.js';

@@ -6,7 +6,7 @@ import { eventsRepo } from '../../storage/events.js';
 import { groupCommit, type GroupCommit } from '../../storage/group-commit.js';
 import { addSuppression } from '../suppressions/index.js';
 import type { Clock } from '../clock.js';
-import { emitEvent, type EventType } from '../events.js';
+import { emitEvent, type EventType } from '../outbox/index.js';
 import type { Logger } from '../logger.js';
 import { addressKey } from './addresses.js';
 import { envelopeData } from './envelope.js';

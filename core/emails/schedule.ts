@@ -5,7 +5,7 @@ import { eventsRepo } from '../../storage/events.js';
 import { inTransaction } from '../../storage/transaction.js';
 import type { Clock } from '../clock.js';
 import { missingField, notFound, ServiceError } from '../errors.js';
-import { emitEvent } from '../events.js';
+import { emitEvent } from '../outbox/index.js';
 import { looksLikeId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { parseScheduledAt } from '../scheduling.js';

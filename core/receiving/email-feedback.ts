@@ -7,7 +7,7 @@ import { inTransaction } from '../../storage/transaction.js';
 import type { Clock } from '../clock.js';
 import type { DeliveryRecorder } from '../emails/delivery.js';
 import { envelopeData } from '../emails/envelope.js';
-import { emitEvent } from '../events.js';
+import { emitEvent } from '../outbox/index.js';
 import type { FeedbackRecipient, FeedbackSink } from './feedback.js';
 
 // The FeedbackSink over the sending side: bounces, settled submissions and complaints go through

@@ -3,7 +3,7 @@ import { eventsRepo } from '../../storage/events.js';
 import { receivedRepo, type DroppedReason, type ReceivedAttachmentRow, type ReceivedEmailRow, type ScanStatus } from '../../storage/received.js';
 import { receivedRawKey, type Spool } from '../../storage/spool.js';
 import { teamsRepo } from '../../storage/teams.js';
-import { emitEvent } from '../events.js';
+import { emitEvent } from '../outbox/index.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { GroupCommit } from '../../storage/group-commit.js';

@@ -2,7 +2,7 @@ import type { Db } from '../../storage/db.js';
 import { eventsRepo } from '../../storage/events.js';
 import { suppressionsRepo, type SuppressionOrigin, type SuppressionRow, type SuppressionsRepo } from '../../storage/suppressions.js';
 import { isoNow, type Clock } from '../clock.js';
-import { emitEvent } from '../events.js';
+import { emitEvent } from '../outbox/index.js';
 import { newId } from '../ids.js';
 
 // What the sending, bounce, complaint and unsubscribe paths use. Addresses are compared as the

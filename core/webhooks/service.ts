@@ -5,7 +5,7 @@ import { inTransaction } from '../../storage/transaction.js';
 import { webhooksRepo, type EndpointPatch, type WebhookEndpointRow } from '../../storage/webhooks.js';
 import { isoNow, type Clock } from '../clock.js';
 import { missingField, notFound, ServiceError, validationError } from '../errors.js';
-import { isEventType } from '../events.js';
+import { isEventType } from '../outbox/index.js';
 import { looksLikeId, newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { listOf, parsePageQuery, type ListEnvelope, type RawPageQuery } from '../pagination.js';

@@ -1,5 +1,5 @@
 import { envelopeData, type EnvelopeSource } from '../../core/emails/envelope.js';
-import { emitEvent, type EventType } from '../../core/events.js';
+import { emitEvent, type EventType } from '../../core/outbox/index.js';
 import { eventsRepo } from '../../storage/events.js';
 import type { Db } from '../../storage/db.js';
 import { inTransaction } from '../../storage/transaction.js';

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { emitEvent } from '../../core/events.js';
+import { emitEvent } from '../../core/outbox/index.js';
 import { eventsRepo } from '../../storage/events.js';
 import { idOperations, randomId, resourceKeys, type IdOperation, type JsonSchema } from '../helpers/faults.js';
 import { call, type CallResult } from '../helpers/http.js';

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { Resend } from 'resend';
 import { envelopeData } from '../../core/emails/envelope.js';
-import { emitEvent } from '../../core/events.js';
+import { emitEvent } from '../../core/outbox/index.js';
 import { emailsRepo } from '../../storage/emails.js';
 import { eventsRepo } from '../../storage/events.js';
 import { inTransaction } from '../../storage/transaction.js';

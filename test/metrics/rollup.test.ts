@@ -2,7 +2,7 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { envelopeData } from '../../core/emails/envelope.js';
-import { emitEvent, type EventType } from '../../core/events.js';
+import { emitEvent, type EventType } from '../../core/outbox/index.js';
 import { metricsRollup } from '../../core/metrics/index.js';
 import { eventsRepo } from '../../storage/events.js';
 import { inTransaction } from '../../storage/transaction.js';

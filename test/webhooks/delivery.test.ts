@@ -5,7 +5,7 @@ import { call } from '../helpers/http.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 import { testClock } from '../helpers/test-clock.js';
 import { verifies, verifyDelivery } from '../helpers/webhook-verify.js';
-import { emitEvent, type EventType } from '../../core/events.js';
+import { emitEvent, type EventType } from '../../core/outbox/index.js';
 import { retryDelaysMs } from '../../core/webhooks/index.js';
 import { eventsRepo } from '../../storage/events.js';
 import { webhooksRepo } from '../../storage/webhooks.js';

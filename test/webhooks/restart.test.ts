@@ -8,7 +8,7 @@ import { startTestRedis } from '../helpers/redis.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 import { testClock } from '../helpers/test-clock.js';
 import { verifyDelivery } from '../helpers/webhook-verify.js';
-import { emitEvent } from '../../core/events.js';
+import { emitEvent } from '../../core/outbox/index.js';
 import { fanOut } from '../../core/webhooks/fan-out.js';
 import { eventsRepo } from '../../storage/events.js';
 import { webhooksRepo } from '../../storage/webhooks.js';

@@ -3,7 +3,7 @@ import { startTestAppliance } from '../helpers/appliance.js';
 import { call } from '../helpers/http.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 import { testClock } from '../helpers/test-clock.js';
-import { emitEvent } from '../../core/events.js';
+import { emitEvent } from '../../core/outbox/index.js';
 import { pruneWebhookMessages } from '../../core/webhooks/retention.js';
 import { pruneWebhookMessagesJob } from '../../jobs/webhook-dispatch-prune.js';
 import { eventsRepo } from '../../storage/events.js';

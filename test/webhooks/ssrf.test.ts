@@ -3,7 +3,7 @@ import { startTestAppliance } from '../helpers/appliance.js';
 import { call } from '../helpers/http.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
-import { emitEvent } from '../../core/events.js';
+import { emitEvent } from '../../core/outbox/index.js';
 import { judgeAddress } from '../../net/url-policy.js';
 import { createSender } from '../../net/webhook-sender.js';
 import { createResolver } from '../../dns/resolver.js';

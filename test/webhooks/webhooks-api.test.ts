@@ -3,7 +3,7 @@ import { Resend } from 'resend';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { call } from '../helpers/http.js';
 import { startDnsServer } from '../helpers/dns-server.js';
-import { eventTypes } from '../../core/events.js';
+import { eventTypes } from '../../core/outbox/index.js';
 
 // Endpoint management. Receivers here live on loopback, so the operator switch for private
 // addresses is on; ssrf.test.ts proves the refusals with it off.

@@ -1,6 +1,8 @@
-import type { EventsRepo } from '../storage/events.js';
-import { newId } from './ids.js';
+import type { EventsRepo } from '../../storage/events.js';
+import { newId } from '../ids.js';
 
+// The outbox: the spec's subscribable event types (Events) and the one way to write them, in the
+// transaction of the change they report. (Custom events, spec document 2, are another thing.)
 // The spec's subscribable event types (Events). A closed list: webhooks refuse any other name.
 export const eventTypes = [
   'email.sent', 'email.scheduled', 'email.delivered', 'email.delivery_delayed', 'email.bounced',
