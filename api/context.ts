@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { Principal, Permission } from '../core/api-keys/auth.js';
+import type { Principal, Permission } from '../core/api-keys/index.js';
 import type { Operation } from './operations.js';
 
 /** What the middleware learns about a request, kept on res.locals. */

@@ -1,18 +1,18 @@
-import type { Principal, Permission } from '../core/api-keys/auth.js';
-import type { ApiKeysService } from '../core/api-keys/service.js';
+import type { Principal, Permission } from '../core/api-keys/index.js';
+import type { ApiKeysService } from '../core/api-keys/index.js';
 import type { Readiness } from '../core/health.js';
 import type { Logger } from '../core/logger.js';
 import type { RateLimiter } from '../core/rate-limit.js';
-import type { RequestLogsService } from '../core/request-logs/service.js';
-import type { RequestLogWriter } from '../core/request-logs/writer.js';
+import type { RequestLogsService } from '../core/request-logs/index.js';
+import type { RequestLogWriter } from '../core/request-logs/index.js';
 import type { TeamsService } from '../core/teams.js';
 import type { Clock } from '../core/clock.js';
 import type { SuppressionsService } from '../core/suppressions/index.js';
-import type { EmailsService } from '../core/emails/service.js';
-import type { EmailShares } from '../core/emails/share.js';
+import type { EmailsService } from '../core/emails/index.js';
+import type { EmailShares } from '../core/emails/index.js';
 import type { WebhooksService } from '../core/webhooks/index.js';
 import type { DomainsService } from '../core/domains/index.js';
-import type { ReceivingService } from '../core/receiving/service.js';
+import type { ReceivingService } from '../core/receiving/index.js';
 import type { MetricsService } from '../core/metrics/index.js';
 import type { BackupService } from '../core/backup.js';
 

@@ -1,4 +1,4 @@
-import type { Permission } from '../core/api-keys/auth.js';
+import type { Permission } from '../core/api-keys/index.js';
 
 export interface Operation {
   method: string;

@@ -5,13 +5,13 @@ import { wakePublisher } from '../storage/emails-wake.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { RegionDirectory } from '../core/regions.js';
-import { emailsService, type EmailsService } from '../core/emails/service.js';
-import { deliveryRecorder, type DeliveryRecorder } from '../core/emails/delivery.js';
-import { emailShares, type EmailShares } from '../core/emails/share.js';
+import { emailsService, type EmailsService } from '../core/emails/index.js';
+import { deliveryRecorder, type DeliveryRecorder } from '../core/emails/index.js';
+import { emailShares, type EmailShares } from '../core/emails/index.js';
 import { attachmentFetcher } from '../net/attachment-fetcher.js';
-import { returnPaths, type ReturnPaths } from '../core/emails/return-path.js';
+import { returnPaths, type ReturnPaths } from '../core/emails/index.js';
 import { applianceFact } from '../storage/facts.js';
-import type { SendingDomains } from '../core/emails/ports.js';
+import type { SendingDomains } from '../core/emails/index.js';
 import type { DnsResolver } from '../dns/resolver.js';
 import type { SecretBox } from '../storage/secret-box.js';
 

@@ -1,5 +1,5 @@
-import { sweepAmbiguous } from '../core/emails/ambiguous.js';
-import type { DeliveryRecorder } from '../core/emails/delivery.js';
+import { sweepAmbiguous } from '../core/emails/index.js';
+import type { DeliveryRecorder } from '../core/emails/index.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { Db } from '../storage/db.js';

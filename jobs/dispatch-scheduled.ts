@@ -1,5 +1,5 @@
-import type { DispatchDeps } from '../core/emails/dispatch.js';
-import { dispatchDueScheduled } from '../core/emails/dispatch.js';
+import type { DispatchDeps } from '../core/emails/index.js';
+import { dispatchDueScheduled } from '../core/emails/index.js';
 import type { Job } from './scheduler.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import { pruneRequestLogs } from '../core/request-logs/retention.js';
+import { pruneRequestLogs } from '../core/request-logs/index.js';
 import type { RequestLogsRepo } from '../storage/request-logs.js';
 import type { Job } from './scheduler.js';
 

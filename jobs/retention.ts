@@ -1,8 +1,8 @@
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import { pruneDroppedReceived } from '../core/retention/dropped.js';
-import { pruneEvents } from '../core/retention/events.js';
-import { sweepOrphanRaw } from '../core/retention/orphans.js';
+import { pruneDroppedReceived } from '../core/retention/index.js';
+import { pruneEvents } from '../core/retention/index.js';
+import { sweepOrphanRaw } from '../core/retention/index.js';
 import type { Db } from '../storage/db.js';
 import type { Spool } from '../storage/spool.js';
 import type { Job } from './scheduler.js';

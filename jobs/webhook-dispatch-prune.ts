@@ -1,5 +1,5 @@
 import type { Clock } from '../core/clock.js';
-import { pruneWebhookMessages } from '../core/webhooks/retention.js';
+import { pruneWebhookMessages } from '../core/webhooks/index.js';
 import type { Db } from '../storage/db.js';
 import type { Job } from './scheduler.js';
 

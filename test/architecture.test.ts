@@ -77,6 +77,12 @@ t.test('the checker catches forbidden imports in a tree built to break the rules
     'scanner/clamd.ts': "import { Router } from 'express';\nimport { z } from '../test/helper.js';",
     'core/mail.ts': "import { SMTPServer } from 'smtp-server';",
     'core/port.ts': "import type { Sender } from '../net/sender.js';",
+    'core/emails/index.ts': "export * from './delivery.js';",
+    'core/emails/delivery.ts': "import { ok } from '../ok.js';\nimport { view } from '../receiving/index.js';",
+    'core/receiving/index.ts': "export * from './feedback.js';",
+    'core/receiving/feedback.ts': "import { recorder } from '../emails/index.js';\nimport { record } from '../emails/delivery.js';",
+    'core/shiny/new.ts': "import { ok } from '../ok.js';",
+    'mta/inbound/rcpt.ts': "import { rules } from '../bounces/rules.js';\nimport { queue } from '../outbound/queue.js';",
     'core/fetches.ts': "import { createSender } from '../net/sender.js';",
     'api/http.ts': "import { request } from 'undici';",
     'net/sender.ts': "import { request } from 'undici';\nimport type { DnsResolver } from '../dns/resolver.js';\nimport { ok } from '../core/ok.js';",
@@ -90,13 +96,17 @@ t.test('the checker catches forbidden imports in a tree built to break the rules
     'api/http.ts -> undici',
     'api/send.ts -> mta/inbound',
     'config/load.ts -> storage',
+    'core/emails/delivery.ts -> core/receiving/index.js',
     'core/fetches.ts -> net',
     'core/lazy.ts -> jobs',
     'core/mail.ts -> smtp-server',
+    'core/receiving/feedback.ts -> core/emails/delivery.js',
+    'core/shiny/new.ts -> core/ok.js',
     'core/sql.ts -> kysely',
     'core/x.ts -> api',
     'dns/resolve.ts -> core',
     'jobs/cli.ts -> bin',
+    'mta/inbound/rcpt.ts -> mta/outbound',
     'mta/outbound/deliver.ts -> api',
     'mta/outbound/deliver.ts -> better-sqlite3',
     'net/sender.ts -> core',
@@ -108,5 +118,9 @@ t.test('the checker catches forbidden imports in a tree built to break the rules
   t.match(core, { room: 'core', specifier: '../api/y.js', line: 1, reason: /core may not import api/ });
   const storage = checkImports(tree).find((v) => v.file === 'storage/z.ts');
   t.match(storage, { room: 'storage', specifier: 'express', reason: /express may be imported only in api/ });
+ const later = checkImports(tree).find((v) => v.file === 'core/emails/delivery.ts');
+  t.match(later, { reason: /core\/emails may not import a later tier's area, core\/receiving/ });
+  t.match(checkImports(tree).find((v) => v.file === 'core/receiving/feedback.ts'), { reason: /only through its index\.ts/ });
+  t.match(checkImports(tree).find((v) => v.file === 'core/shiny/new.ts'), { reason: /core area 'shiny' has no tier/ });
   t.match(formatViolation(core!), /^core\/x\.ts:1 imports '\.\.\/api\/y\.js': core may not import api$/);
 });

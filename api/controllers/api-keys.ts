@@ -1,6 +1,6 @@
 import { Body, Delete, Extension, Get, Patch, Path, Post, Query, Request, Route, SuccessResponse, Tags } from '@tsoa/runtime';
 import type { Request as ExRequest } from 'express';
-import type { ApiKeyView, InboxAccess, KeyPermission } from '../../core/api-keys/service.js';
+import type { ApiKeyView, InboxAccess, KeyPermission } from '../../core/api-keys/index.js';
 import type { ListEnvelope } from '../../core/pagination.js';
 import { principalOf } from '../context.js';
 import { SvcController } from './base.js';

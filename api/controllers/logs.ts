@@ -1,7 +1,7 @@
 import { Extension, Get, Path, Query, Request, Route, Tags } from '@tsoa/runtime';
 import type { Request as ExRequest } from 'express';
 import type { ListEnvelope } from '../../core/pagination.js';
-import type { LogDetailView, LogView } from '../../core/request-logs/service.js';
+import type { LogDetailView, LogView } from '../../core/request-logs/index.js';
 import { principalOf } from '../context.js';
 import { SvcController } from './base.js';
 

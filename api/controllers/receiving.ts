@@ -1,7 +1,7 @@
 import { Delete, Extension, Get, Path, Query, Request, Route, Tags } from '@tsoa/runtime';
 import type { Request as ExRequest } from 'express';
 import type { ListEnvelope } from '../../core/pagination.js';
-import type { ReceivedAttachmentView, ReceivedEmailView, ReceivedListItem } from '../../core/receiving/views.js';
+import type { ReceivedAttachmentView, ReceivedEmailView, ReceivedListItem } from '../../core/receiving/index.js';
 import { principalOf } from '../context.js';
 import { SvcController } from './base.js';
 

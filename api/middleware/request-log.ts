@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { redactBody, sourceFromUserAgent } from '../../core/request-logs/redact.js';
+import { redactBody, sourceFromUserAgent } from '../../core/request-logs/index.js';
 import { newId } from '../../core/ids.js';
 import type { ApiDeps } from '../deps.js';
 import { contextOf } from '../context.js';

@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import type { ReceivingService } from '../../core/receiving/service.js';
+import type { ReceivingService } from '../../core/receiving/index.js';
 import type { Logger } from '../../core/logger.js';
 import { make } from '../errors.js';
 import { sendError } from '../middleware/send-error.js';

@@ -1,5 +1,5 @@
 import type { Router } from 'express';
-import type { EmailShares } from '../../core/emails/share.js';
+import type { EmailShares } from '../../core/emails/index.js';
 import type { Logger } from '../../core/logger.js';
 import { make } from '../errors.js';
 import { sendError } from '../middleware/send-error.js';

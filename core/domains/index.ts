@@ -1,4 +1,4 @@
-// The domains area. Sending and receiving import the read side from lookup.ts (SendingDomain,
+// The domains area's public face. Sending and receiving import the read side (SendingDomain,
 // DomainLookup); the API and the jobs use domainsService.
 import { domainAutoconfigure } from './autoconfigure.js';
 import { domainClaims } from './claim.js';
@@ -41,3 +41,4 @@ export function domainsService(deps: DomainsDeps) {
 }
 
 export type DomainsService = ReturnType<typeof domainsService>;
+export * from './lookup.js';

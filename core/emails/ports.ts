@@ -1,5 +1,5 @@
 // What sending needs from the domains area: its SendingDomain record, and the narrow lookup below.
-import type { SendingDomain } from '../domains/lookup.js';
+import type { SendingDomain } from '../domains/index.js';
 
 export type { SendingDomain };
 export type SendingDomainKey = SendingDomain['dkim'];

@@ -3,3 +3,4 @@ export { metricsRollup, ROLLUP_CURSOR, type MetricsRollup, type MetricsRollupDep
 export { metricNames, countNames, rateDefinitions, type MetricName } from './names.js';
 export { dimensionNames, MAX_FILTER_IDS, type RawMetricsQuery } from './query.js';
 export { granularities, MAX_PERIODS, type Granularity } from './periods.js';
+export * from './rollup.js';

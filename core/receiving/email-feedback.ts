@@ -5,8 +5,8 @@ import type { EmailRecipientRow } from '../../storage/emails-tables.js';
 import { eventsRepo } from '../../storage/events.js';
 import { inTransaction } from '../../storage/transaction.js';
 import type { Clock } from '../clock.js';
-import type { DeliveryRecorder } from '../emails/delivery.js';
-import { envelopeData } from '../emails/envelope.js';
+import type { DeliveryRecorder } from '../emails/index.js';
+import { envelopeData } from '../emails/index.js';
 import { emitEvent } from '../outbox/index.js';
 import type { FeedbackRecipient, FeedbackSink } from './feedback.js';
 

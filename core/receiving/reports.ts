@@ -2,7 +2,7 @@
 // arf.ts) — the shapes core records from.
 
 // The bounce shapes are the sending side's own (email.bounced's `bounce`): one definition.
-import type { Bounce, BounceSubType, BounceType } from '../emails/outcomes.js';
+import type { Bounce, BounceSubType, BounceType } from '../emails/index.js';
 
 export type { Bounce, BounceSubType, BounceType };
 

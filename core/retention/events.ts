@@ -1,8 +1,8 @@
 import type { Db } from '../../storage/db.js';
 import { retentionRepo } from '../../storage/retention.js';
 import type { Clock } from '../clock.js';
-import { ROLLUP_CURSOR } from '../metrics/rollup.js';
-import { DISPATCH_CURSOR } from '../webhooks/fan-out.js';
+import { ROLLUP_CURSOR } from '../metrics/index.js';
+import { DISPATCH_CURSOR } from '../webhooks/index.js';
 import { daysBefore } from '../time.js';
 
 // The event outbox is read by its consumers, each from its own cursor: the webhook fan-out and the

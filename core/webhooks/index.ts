@@ -6,3 +6,5 @@ export { createDispatcher, type WebhookDispatcher, type RunSummary } from './dis
 export type { EndpointUrlCheck, Sender, SendOutcome } from './ports.js';
 export { retryDelaysMs } from './retry.js';
 export type { AttemptView, MessageView, WebhookListItem, WebhookView } from './views.js';
+export * from './fan-out.js';
+export * from './retention.js';

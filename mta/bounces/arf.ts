@@ -1,4 +1,4 @@
-import type { ComplaintReport } from '../../core/receiving/reports.js';
+import type { ComplaintReport } from '../../core/receiving/index.js';
 import { addressField, fieldBlocks, partOfType, reportParts, returnedMessage } from './dsn-mime.js';
 
 // Complaint feedback reports (ARF, RFC 5965): a multipart/report with a message/feedback-report

@@ -1,5 +1,5 @@
 import { simpleParser, type Attachment, type MailParserOptions } from 'mailparser';
-import type { ReturnedMessage } from '../../core/receiving/reports.js';
+import type { ReturnedMessage } from '../../core/receiving/index.js';
 
 // The MIME side of reading reports (multipart/report, RFC 6522), all through mailparser: the
 // machine-readable part (message/delivery-status, message/feedback-report) comes back as a part of

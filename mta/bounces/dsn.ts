@@ -1,4 +1,4 @@
-import type { Bounce, DeliveryReport, DsnDecision, DsnFinding } from '../../core/receiving/reports.js';
+import type { Bounce, DeliveryReport, DsnDecision, DsnFinding } from '../../core/receiving/index.js';
 import { addressField, fieldBlocks, partOfType, reportParts, returnedMessage, type ReportParts } from './dsn-mime.js';
 import { classifyReply } from './rules.js';
 

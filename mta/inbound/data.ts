@@ -2,7 +2,7 @@ import { PassThrough, pipeline } from 'node:stream';
 import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
-import type { RecipientRoute } from '../../core/receiving/routing.js';
+import type { RecipientRoute } from '../../core/receiving/index.js';
 import type { DnsResolver } from '../../dns/resolver.js';
 import { decideScan, type FailMode, type ScanDecision } from '../../scanner/policy.js';
 import type { Scanner, Verdict } from '../../scanner/verdict.js';

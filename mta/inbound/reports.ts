@@ -1,5 +1,5 @@
-import { recordComplaint, recordDsn, type FeedbackDeps } from '../../core/receiving/feedback.js';
-import type { ComplaintReport, DeliveryReport } from '../../core/receiving/reports.js';
+import { recordComplaint, recordDsn, type FeedbackDeps } from '../../core/receiving/index.js';
+import type { ComplaintReport, DeliveryReport } from '../../core/receiving/index.js';
 import { parseArf } from '../bounces/arf.js';
 import { parseDsn } from '../bounces/dsn.js';
 import type { ReportHandler } from './server.js';

@@ -1,4 +1,4 @@
-import type { DeliveryOutcome } from '../../core/emails/outcomes.js';
+import type { DeliveryOutcome } from '../../core/emails/index.js';
 import { classifyReply } from '../bounces/rules.js';
 import type { Route } from './routes.js';
 import type { SessionPool } from './session-pool.js';

@@ -1,4 +1,4 @@
-import type { SendingDomain, SendingDomains } from '../../core/emails/ports.js';
+import type { SendingDomain, SendingDomains } from '../../core/emails/index.js';
 import type { Clock } from '../../core/clock.js';
 import type { EmailsRepo } from '../../storage/emails.js';
 import type { EmailRow } from '../../storage/emails-tables.js';

@@ -1,8 +1,8 @@
 import type { Clock } from '../../core/clock.js';
-import type { DeliveryRecorder, Known } from '../../core/emails/delivery.js';
-import { dispatchDueScheduled } from '../../core/emails/dispatch.js';
-import type { DeliveryOutcome } from '../../core/emails/outcomes.js';
-import type { ReturnPaths } from '../../core/emails/return-path.js';
+import type { DeliveryRecorder, Known } from '../../core/emails/index.js';
+import { dispatchDueScheduled } from '../../core/emails/index.js';
+import type { DeliveryOutcome } from '../../core/emails/index.js';
+import type { ReturnPaths } from '../../core/emails/index.js';
 import type { Logger } from '../../core/logger.js';
 import type { Region } from '../../core/regions.js';
 import type { SuppressionsRepo } from '../../core/suppressions/index.js';

@@ -1,4 +1,4 @@
-import type { DeliveryOutcome } from '../../core/emails/outcomes.js';
+import type { DeliveryOutcome } from '../../core/emails/index.js';
 import { fromReply } from './deliver.js';
 
 // The mailbox simulator: addresses at the configured simulator domain are resolved here, with

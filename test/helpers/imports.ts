@@ -8,6 +8,25 @@ const below = ['config', 'storage', 'dns', 'scanner'];
 const coreAndBelow = ['core', ...below];
 const mtaParts = ['mta', 'mta/inbound', 'mta/outbound', 'mta/bounces'];
 
+/**
+ * Core's areas in tiers: an area may import its own tier and the ones before it, never a later one,
+ * and another area only through its index.ts. '' is core's own root files (clock, ids, errors…).
+ * A new area must be given a tier here.
+ */
+const coreTiers: readonly (readonly string[])[] = [
+  ['', 'api-keys', 'request-logs', 'outbox', 'work'], // foundation
+  ['suppressions', 'contacts', 'segments', 'topics', 'team'], // audience
+  ['templates'], // content
+  ['domains', 'emails', 'webhooks', 'metrics'], // sending
+  ['broadcasts', 'automations', 'events'], // campaigns
+  ['receiving', 'inbox'], // inbox
+  ['retention'], // upkeep: ages out what every area keeps
+];
+const tierOf = (area: string) => coreTiers.findIndex((tier) => tier.includes(area));
+
+/** The MTA parts that may not import each other: inbound and outbound share only mta/bounces. */
+const apartParts: Record<string, string> = { 'mta/inbound': 'mta/outbound', 'mta/outbound': 'mta/inbound' };
+
 export const sourceRooms = ['config', 'storage', 'dns', 'scanner', 'net', 'core', 'api', 'mta', 'jobs', 'bin'] as const;
 
 const allowedRooms: Record<string, readonly string[]> = {
@@ -137,7 +156,10 @@ export function checkImports(root: string): Violation[] {
       if (ref.specifier.startsWith('.') || ref.specifier.startsWith('/')) {
         const targetRel = relative(absRoot, resolve(dirname(path), ref.specifier)).split(sep).join('/');
         const target = targetRel.startsWith('..') ? '(outside the project)' : roomOf(targetRel);
-        if (target === room || allowedRooms[room]?.includes(target)) continue;
+        const areaRule = room === 'core' && target === 'core' ? coreAreaRule(file, targetRel) : undefined;
+        if (areaRule) violations.push({ ...base, target: targetRel, reason: areaRule });
+        if (apartParts[room] === target) violations.push({ ...base, target, reason: `${room} may not import ${target}: they share only mta/bounces` });
+        if (target === room || apartParts[room] === target || allowedRooms[room]?.includes(target)) continue;
         if (ref.typeOnly && typeOnlyRooms[room]?.includes(target)) continue;
         violations.push({ ...base, target, reason: `${room} may not import ${target || '(project root)'}` });
       } else if (!ref.specifier.startsWith('node:')) {
@@ -149,6 +171,24 @@ export function checkImports(root: string): Violation[] {
     }
   }
   return violations;
+}
+
+/** Core's area of a path under core/ ('' for core's own root files). */
+const areaOf = (relPath: string) => {
+  const parts = relPath.split('/');
+  return parts.length > 2 ? parts[1]! : '';
+};
+
+/** Why an import between two files of core breaks the area rules, or undefined. */
+function coreAreaRule(file: string, targetRel: string): string | undefined {
+  const [from, to] = [areaOf(file), areaOf(targetRel)];
+  if (from === to) return undefined;
+  const [fromTier, toTier] = [tierOf(from), tierOf(to)];
+  if (fromTier < 0) return `core area '${from}' has no tier in the architecture rules`;
+  if (toTier < 0) return `core area '${to}' has no tier in the architecture rules`;
+  if (toTier > fromTier) return `core/${from || '(root)'} may not import a later tier's area, core/${to}`;
+  if (to !== '' && !/^core\/[^/]+\/index\.(js|ts)$/.test(targetRel)) return `core/${from || '(root)'} may import core/${to} only through its index.ts`;
+  return undefined;
 }
 
 export const formatViolation = (v: Violation) => `${v.file}:${v.line} imports '${v.specifier}': ${v.reason}`;

@@ -1,0 +1,12 @@
+// The emails area's public face: other rooms and areas import it from here alone.
+// Sending: the emails service, the delivery recorder, signed return paths, share links.
+export * from './ambiguous.js';
+export * from './delivery.js';
+export * from './dispatch.js';
+export * from './envelope.js';
+export * from './outcomes.js';
+export * from './ports.js';
+export * from './return-path.js';
+export * from './service.js';
+export * from './share.js';
+export * from './view.js';

@@ -1,0 +1,5 @@
+// The retention area's public face: other rooms and areas import it from here alone.
+// Retention of what ages out: dropped received records, outbox events, orphaned raw files.
+export * from './dropped.js';
+export * from './events.js';
+export * from './orphans.js';
