@@ -24,7 +24,8 @@ export interface ApiDeps {
   logger: Logger;
   bodyLimitBytes: number;
   trustProxy: boolean;
-  authenticate(authorization: string | undefined, needed: Permission): Promise<Principal>;
+  /** The caller, if its credential reaches an operation needing this permission (or OAuth scope). */
+  authenticate(authorization: string | undefined, needed: Permission, scope: string | null): Promise<Principal>;
   rateLimit: RateLimiter;
   logWriter: RequestLogWriter;
   readiness(): Promise<Readiness>;

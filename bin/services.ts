@@ -104,7 +104,7 @@ export function createServices(input: ServicesInput): Services {
     bodyLimitBytes: config.http_body_limit_mb * 1024 * 1024,
     trustProxy: config.http_trust_proxy,
     metrics: metricsService({ db: database.db, clock, logger, rollup: metrics, catchUpEvents: config.metrics_query_catch_up_events }),
-    authenticate: (header, needed) => authenticate(keyLookup, header, needed),
+    authenticate: (header, needed, scope) => authenticate(keyLookup, header, needed, scope),
     rateLimit: rateLimiter(redis, { capacity: config.rate_limit_burst, refillPerSecond: config.rate_limit_per_second }, logger),
     logWriter,
     readiness: () => checkReadiness(input.probes, identity, 2000),

@@ -24,7 +24,7 @@ export function guard(deps: ApiDeps, match: (method: string, path: string) => Ma
     if (found.operation.permission === 'none') return next();
     try {
       requireUserAgent(req);
-      ctx.principal = await deps.authenticate(req.get('authorization'), found.operation.permission);
+      ctx.principal = await deps.authenticate(req.get('authorization'), found.operation.permission, found.operation.scope);
       await spendToken(deps, res, ctx.principal.teamId, 1);
       next();
     } catch (err) {

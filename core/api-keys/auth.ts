@@ -3,21 +3,15 @@ import { ServiceError } from '../errors.js';
 import type { KeyLookup } from './key-cache.js';
 import { parseToken, secretMatches } from './tokens.js';
 
-/** The least credential an operation needs (spec Authentication 6). */
-export type Permission = 'none' | 'sending_access' | 'full_access' | 'session' | 'store_access' | null;
+import { mayCall, type Permission, type Principal } from '../principal.js';
 
-export interface Principal {
-  teamId: string;
-  apiKeyId: string;
-  permission: ApiKeyRow['permission'];
-  domainId: string | null;
-}
+export type { Permission, Principal };
 
 /**
  * Resolves an Authorization header to the calling key, in the spec's order of refusals:
  * missing → invalid → revoked → suspended → wrong class of key.
  */
-export async function authenticate(keys: KeyLookup, header: string | undefined, needed: Permission): Promise<Principal> {
+export async function authenticate(keys: KeyLookup, header: string | undefined, needed: Permission, scope: string | null = null): Promise<Principal> {
   const bearer = header === undefined ? undefined : /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
   if (bearer === undefined) throw new ServiceError(401, 'missing_api_key', 'Missing API key in the authorization header. Include the following header in the request: Authorization: Bearer <API_KEY>');
   const parsed = parseToken(bearer);
@@ -30,15 +24,10 @@ export async function authenticate(keys: KeyLookup, header: string | undefined, 
   if (key.status === 'suspended' || team.status === 'suspended') {
     throw new ServiceError(403, 'suspended_api_key', 'This API key is suspended.');
   }
-  if (!reaches(key.permission, needed)) {
+  const principal: Principal = { kind: 'api_key', teamId: key.team_id, apiKeyId: key.id, permission: key.permission, domainId: key.domain_id };
+  if (!mayCall(principal, { permission: needed, scope })) {
     throw new ServiceError(401, 'restricted_api_key', 'This API key is restricted to only send emails.');
   }
-  return { teamId: key.team_id, apiKeyId: key.id, permission: key.permission, domainId: key.domain_id };
+  return principal;
 }
 
-function reaches(has: ApiKeyRow['permission'], needed: Permission): boolean {
-  if (needed === 'sending_access') return true;
-  if (needed === 'full_access') return has === 'full_access';
-  // session, store_access and null operations are not reachable with an API key.
-  return false;
-}
