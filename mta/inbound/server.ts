@@ -26,6 +26,8 @@ export interface InboundSettings {
   maxMessageBytes: number;
   maxConnections: number;
   maxConnectionsPerIp: number;
+  /** Open at once from one IPv4 /24 or IPv6 /64 (./connection-limits). */
+  maxConnectionsPerNetwork: number;
   connectionRatePerIp: number;
   maxRecipients: number;
   /** Junk commands and error replies per session between accepted messages (./command-guard). */
@@ -70,7 +72,9 @@ export interface InboundServer {
 
 export async function startInboundServer(deps: InboundDeps): Promise<InboundServer> {
   const { settings, logger } = deps;
-  const limits = new ConnectionLimits({ maxPerIp: settings.maxConnectionsPerIp, ratePerMinute: settings.connectionRatePerIp });
+  const limits = new ConnectionLimits({
+    maxPerIp: settings.maxConnectionsPerIp, maxPerNetwork: settings.maxConnectionsPerNetwork, ratePerMinute: settings.connectionRatePerIp,
+  });
   const admitted = new Set<string>();
   // Routes decided at RCPT, per mail transaction (smtp-server makes a new envelope object for each).
   const routes = new WeakMap<object, RecipientRoute[]>();
