@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Logger } from '../../core/logger.js';
@@ -53,4 +53,6 @@ async function makeSelfSigned(dir: string, certPath: string, keyPath: string, ho
     'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-sha256', '-days', '3650',
     '-subj', `/CN=${name}`, '-addext', `subjectAltName=DNS:${name}`, '-keyout', keyPath, '-out', certPath,
   ], { timeout: 30_000 });
+  // openssl makes the certificate 0644 less the umask; the folder is the owner's, so are its files.
+  for (const file of [keyPath, certPath]) chmodSync(file, 0o600);
 }
