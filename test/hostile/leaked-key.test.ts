@@ -2,12 +2,12 @@ import t from 'tap';
 import { spawn } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startTestAppliance } from './helpers/appliance.js';
-import { call, type CallResult } from './helpers/http.js';
+import { startTestAppliance } from '../helpers/appliance.js';
+import { call, type CallResult } from '../helpers/http.js';
 
 // A leaked key held the team's bucket at zero; the operator revokes it with the real executable
 // (bin/svc → the carried Node → dist/bin/svc.js) on the running appliance's admin socket.
-const svcBin = join(resolve(import.meta.dirname, '../..'), 'bin', 'svc');
+const svcBin = join(resolve(import.meta.dirname, '../../..'), 'bin', 'svc');
 
 const logLines: Record<string, unknown>[] = [];
 const app = await startTestAppliance({
