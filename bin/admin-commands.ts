@@ -50,6 +50,15 @@ export async function runAdmin(socketPath: string, args: string[], out: (line: s
       for (const k of list.data as Record<string, unknown>[]) out(`${k.id}  ${k.status}  ${k.permission}  last used ${k.last_used_at ?? 'never'}  ${k.name}`);
       return 0;
     }
+    case 'key revoke': {
+      // A key id from `key list`, or the leaked token (whole, or its first 20 characters).
+      const reference = positional[0] ?? one('key');
+      if (!reference) { out('usage: svc admin key revoke KEY_ID|TOKEN'); return 2; }
+      const done = await call('POST', '/admin/api-keys/revoke', { key: reference });
+      if (!done) return 1;
+      out(`key ${done.id} ${JSON.stringify(done.name)} of team ${done.team_id} ${done.revoked ? 'revoked' : 'was already revoked'}`);
+      return 0;
+    }
     case 'domain list': {
       const qs = one('team') ? `?team=${encodeURIComponent(one('team')!)}` : '';
       const list = await call('GET', `/admin/domains${qs}`);
@@ -82,7 +91,7 @@ export async function runAdmin(socketPath: string, args: string[], out: (line: s
       return (status.readiness as { status: string }).status === 'ok' ? 0 : 1;
     }
     default:
-      out('usage: svc admin team create NAME | team list | key create --team T --name N [--permission full_access|sending_access] | key list [--team T] | domain list [--team T] | domain verify ID | status | backup [PATH]');
+      out('usage: svc admin team create NAME | team list | key create --team T --name N [--permission full_access|sending_access] | key list [--team T] | key revoke KEY_ID|TOKEN | domain list [--team T] | domain verify ID | status | backup [PATH]');
       return 2;
   }
 }

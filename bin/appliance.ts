@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { createResolver } from '../dns/resolver.js';
 import { openSecretBox } from '../storage/secret-box.js';
@@ -13,6 +12,7 @@ import { clamdClient, parseClamdTarget, pingClamd } from '../scanner/clamd.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { storageProbe, type Probe } from '../core/health.js';
 import { freeBytes } from '../storage/disk-full.js';
+import { makePrivateDir } from '../storage/private-files.js';
 import { createServices, type Services } from './services.js';
 import { startApiRole } from './roles/api.js';
 import { startJobsRole } from './roles/jobs.js';
@@ -58,7 +58,7 @@ export async function startAppliance(options: StartOptions): Promise<Appliance> 
 
 async function startOpening(options: StartOptions, opened: (() => unknown)[]): Promise<Appliance> {
   const { config, logger } = options;
-  mkdirSync(config.data_dir, { recursive: true, mode: 0o750 });
+  makePrivateDir(config.data_dir);
   const privateRedis = await maybeStartPrivateRedis(config, logger);
   if (privateRedis) opened.push(() => privateRedis.stop());
   const redis = await connectRedis({ url: privateRedis?.url ?? config.redis_url, commandTimeoutMs: config.redis_command_timeout_ms });

@@ -86,6 +86,7 @@ export const schema = {
   smtp_max_message_bytes: { type: 'int', default: 26214400, min: 1024, doc: 'Largest message the inbound listener accepts (SIZE); bigger is refused 552.' },
   smtp_max_connections: { type: 'int', default: 500, min: 1, doc: 'Inbound SMTP connections open at once; more are refused 421.' },
   smtp_max_connections_per_ip: { type: 'int', default: 50, min: 1, doc: 'Inbound SMTP connections open at once from one client address.' },
+  smtp_max_connections_per_network: { type: 'int', default: 100, min: 1, doc: 'Inbound SMTP connections open at once from one client network: an IPv4 /24 (IPv4-mapped IPv6 addresses included) or an IPv6 /64; more are refused 421 4.7.0.' },
   smtp_connection_rate_per_ip: { type: 'int', default: 600, min: 0, doc: 'New inbound SMTP connections per minute from one client address (0: no limit); more are refused 421.' },
   smtp_max_recipients: { type: 'int', default: 100, min: 1, doc: 'RCPT TO commands accepted per message (RFC 5321 asks for at least 100).' },
   smtp_max_junk_commands: { type: 'int', default: 100, min: 1, doc: 'NOOP, RSET, VRFY, HELP, HELO/EHLO and the like one inbound session may send between accepted messages; one more ends it with 421.' },

@@ -2,6 +2,7 @@ import { mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
 import { backupDatabase, copySpoolFiles, spoolKeysOf, writeFileDurably } from '../storage/backup.js';
 import type { Database } from '../storage/db.js';
+import { PRIVATE_DIR_MODE } from '../storage/private-files.js';
 import type { Clock } from './clock.js';
 import { ServiceError, validationError } from './errors.js';
 import type { Logger } from './logger.js';
@@ -51,7 +52,7 @@ export function backupService(deps: BackupDeps): BackupService {
       // Everything is written under a temporary name first: a folder named `path` is a whole backup.
       const work = `${path}.partial`;
       await rm(work, { recursive: true, force: true }); // left by a backup that died half-way
-      await mkdir(work, { mode: 0o700 });
+      await mkdir(work, { mode: PRIVATE_DIR_MODE });
       const database = await backupDatabase(deps.database.sqlite, join(work, 'svc.sqlite'));
       const spool = await copySpoolFiles(deps.spoolDir, spoolKeysOf(join(work, 'svc.sqlite')), join(work, 'spool'));
       const summary: BackupSummary = {
@@ -77,5 +78,5 @@ async function prepareFolder(path: string): Promise<void> {
   });
   if (existing && existing.length > 0) throw validationError(422, 'path', `${path} exists and is not empty; give a new folder.`);
   if (existing) await rmdir(path);
-  await mkdir(join(path, '..'), { recursive: true, mode: 0o750 });
+  await mkdir(join(path, '..'), { recursive: true, mode: PRIVATE_DIR_MODE });
 }

@@ -19,6 +19,8 @@ export interface ApiKeyWithTeam {
 export interface ApiKeysRepo {
   insert(row: ApiKeyRow): Promise<void>;
   byId(teamId: string, id: string): Promise<ApiKeyRow | undefined>;
+  /** Any team's key by id: only the operator asks this way. */
+  byIdAnyTeam(id: string): Promise<ApiKeyRow | undefined>;
   /** The key and its team by the token's public id, for authentication. */
   byPublicId(publicId: string): Promise<ApiKeyWithTeam | undefined>;
   list(teamId: string | undefined, filter: ApiKeyFilter, page: PageQuery): Promise<Page<ApiKeyRow>>;
@@ -34,6 +36,7 @@ export function apiKeysRepo(db: Db): ApiKeysRepo {
     },
     byId: (teamId, id) =>
       db.selectFrom('api_keys').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),
+    byIdAnyTeam: (id) => db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst(),
     async byPublicId(publicId) {
       // One query on the hot path of every request.
       const row = await db.selectFrom('api_keys')

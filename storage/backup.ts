@@ -1,6 +1,7 @@
 import { copyFile, mkdir, open, rename, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import { createPrivateFile, makeFilePrivate, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.js';
 
 // The online backup of the SQLite file (SQLite's backup API through better-sqlite3: a consistent
 // snapshot while svc keeps writing) and of the spool files that snapshot refers to.
@@ -24,6 +25,7 @@ const MAX_RESTARTS = 3;
 export async function backupDatabase(sqlite: BetterSqlite3.Database, file: string): Promise<DatabaseCopy> {
   let restarts = 0;
   let lowest = Number.POSITIVE_INFINITY;
+  createPrivateFile(file); // SQLite would make the copy 0644 less the umask
   const result = await sqlite.backup(file, {
     progress: ({ remainingPages }) => {
       if (remainingPages > lowest) restarts++;
@@ -72,7 +74,7 @@ export async function copySpoolFiles(fromDir: string, keys: readonly string[], t
     if (key.includes('..') || key.startsWith('/')) throw new Error(`backup: bad spool key ${key}`);
     const target = join(toDir, key);
     if (!folders.has(dirname(target))) {
-      await mkdir(dirname(target), { recursive: true, mode: 0o700 });
+      await mkdir(dirname(target), { recursive: true, mode: PRIVATE_DIR_MODE });
       folders.add(dirname(target));
     }
     try {
@@ -81,6 +83,7 @@ export async function copySpoolFiles(fromDir: string, keys: readonly string[], t
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') { missing++; continue; }
       throw err;
     }
+    await makeFilePrivate(target);
     await fsyncFile(target);
     bytes += (await stat(target)).size;
     copied++;
@@ -92,7 +95,7 @@ export async function copySpoolFiles(fromDir: string, keys: readonly string[], t
 /** Writes a small file durably (temp name, fsync, rename, fsync of the folder). */
 export async function writeFileDurably(file: string, text: string): Promise<void> {
   const temp = `${file}.partial`;
-  const handle = await open(temp, 'wx', 0o600);
+  const handle = await open(temp, 'wx', PRIVATE_FILE_MODE);
   try {
     await handle.writeFile(text);
     await handle.sync();

@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
@@ -10,6 +9,7 @@ import { WalSync } from './wal-sync.js';
 import { startCheckpointer } from './checkpointer.js';
 import { registerRawTxStatements } from './tx-statements.js';
 import { databaseTarget, pingPostgres, postgresKysely } from './postgres.js';
+import { createPrivateFile, makePrivateDir, tightenToOwner } from './private-files.js';
 
 export type Db = Kysely<DatabaseSchema>;
 
@@ -79,8 +79,12 @@ async function openPostgres(url: string): Promise<Database> {
 
 /** Opens the SQLite file in WAL mode and applies every pending migration. */
 async function openSqlite(options: OpenDatabaseOptions): Promise<Database> {
-  mkdirSync(dirname(options.path), { recursive: true });
+  makePrivateDir(dirname(options.path));
+  // SQLite makes the file 0644 less the umask, and its -wal and -shm take the file's mode: made
+  // owner-only before the open, all three are. The tightening fixes files an older svc made.
+  createPrivateFile(options.path);
   const sqlite = openChecked(options.path);
+  for (const suffix of ['', '-wal', '-shm']) tightenToOwner(`${options.path}${suffix}`);
   sqlite.pragma(`synchronous = ${options.synchronous}`);
   sqlite.pragma('foreign_keys = ON');
   // Several roles may share the file; wait for a writer instead of failing at once.

@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { makePrivateDir, PRIVATE_FILE_MODE } from './private-files.js';
 
 /** Seals secrets (DKIM private keys, provider tokens) before they reach the database. */
 export interface SecretBox {
@@ -38,10 +39,10 @@ export function openSecretBox(keyPath: string): SecretBox {
 
 function loadOrCreateKey(path: string): Buffer {
   if (!existsSync(path)) {
-    mkdirSync(dirname(path), { recursive: true });
+    makePrivateDir(dirname(path));
     // 'wx' fails if another process created it first; then we read theirs.
     try {
-      writeFileSync(path, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' });
+      writeFileSync(path, randomBytes(32).toString('base64'), { mode: PRIVATE_FILE_MODE, flag: 'wx' });
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }

@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createReadStream, mkdirSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { link, mkdir, open, readdir, readFile, stat, unlink, type FileHandle } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { makePrivateDir, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from './private-files.js';
 
 // Raw messages on disk. DATA writes one file and fsyncs it before anything is committed: straight
 // at its record's name under received/ when the message is received mail, else under incoming/.
@@ -48,8 +49,8 @@ export interface Spool {
 export const receivedRawKey = (emailId: string): string => `received/${emailId.slice(0, 8)}/${emailId}.eml`;
 
 export function openSpool(dir: string): Spool {
-  mkdirSync(join(dir, 'incoming'), { recursive: true, mode: 0o750 });
-  mkdirSync(join(dir, 'received'), { recursive: true, mode: 0o750 });
+  makePrivateDir(join(dir, 'incoming'));
+  makePrivateDir(join(dir, 'received'));
   const pathOf = (key: string) => {
     if (key.includes('..') || key.startsWith('/')) throw new Error(`spool: bad key ${key}`);
     return join(dir, key);
@@ -57,7 +58,7 @@ export function openSpool(dir: string): Spool {
   const madeDirs = new Set<string>();
   const ensureDir = async (path: string) => {
     if (madeDirs.has(path)) return;
-    await mkdir(path, { recursive: true, mode: 0o750 });
+    await mkdir(path, { recursive: true, mode: PRIVATE_DIR_MODE });
     madeDirs.add(path);
   };
   const syncDir = folderSyncer();
@@ -67,7 +68,7 @@ export function openSpool(dir: string): Spool {
       const name = key ?? `incoming/${randomUUID()}.eml`;
       const path = pathOf(name);
       if (key) await ensureDir(dirname(path));
-      const handle = await open(path, 'wx', 0o640);
+      const handle = await open(path, 'wx', PRIVATE_FILE_MODE);
       return writer(name, path, handle, key ? () => syncDir(dirname(path)) : undefined);
     },
     async link(fromKey, toKey) {

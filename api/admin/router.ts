@@ -45,6 +45,12 @@ export function adminRouter(deps: ApiDeps, status: () => AdminStatus): Router {
     const teamId = query.team ? (await deps.teams.resolve(query.team)).id : undefined;
     res.json(await deps.apiKeys.list(teamId, { ...query, status: query.status ?? 'all', limit: query.limit ?? '100' }));
   });
+  // The key is named in the body, never in the path: the reference may be the leaked token itself.
+  router.post('/api-keys/revoke', async (req, res) => {
+    const done = await deps.apiKeys.revokeByReference((req.body as { key?: unknown } | undefined)?.key);
+    if (done.revoked) deps.logger.info({ apiKeyId: done.id, teamId: done.team_id }, 'api key revoked by the operator');
+    res.json(done);
+  });
   router.get('/domains', async (req, res) => {
     const query = req.query as Record<string, string | undefined>;
     const teamId = query.team ? (await deps.teams.resolve(query.team)).id : undefined;

@@ -27,6 +27,7 @@ export async function startInboundRole(services: Services, config: Config, logge
       maxMessageBytes: config.smtp_max_message_bytes,
       maxConnections: config.smtp_max_connections,
       maxConnectionsPerIp: config.smtp_max_connections_per_ip,
+      maxConnectionsPerNetwork: config.smtp_max_connections_per_network,
       connectionRatePerIp: config.smtp_connection_rate_per_ip,
       maxRecipients: config.smtp_max_recipients,
       maxJunkCommands: config.smtp_max_junk_commands,

@@ -2,9 +2,9 @@ import type { ApiKeysRepo } from '../../storage/api-keys.js';
 import type { ApiKeyRow } from '../../storage/tables.js';
 import { isoNow, type Clock } from '../clock.js';
 import { invalidParameter, missingField, notFound, ServiceError, validationError } from '../errors.js';
-import { newId } from '../ids.js';
+import { looksLikeId, newId } from '../ids.js';
 import { listOf, parsePageQuery, parseSearch, type ListEnvelope, type RawPageQuery } from '../pagination.js';
-import { issueToken } from './tokens.js';
+import { issueToken, publicIdOfReference } from './tokens.js';
 
 export type KeyPermission = ApiKeyRow['permission'];
 export type InboxAccess = ApiKeyRow['inbox_access'];
@@ -33,6 +33,15 @@ export interface ApiKeyView {
   status: ApiKeyRow['status'];
   created_at: string;
   last_used_at: string | null;
+}
+
+/** What the operator's revocation did: `revoked` false when the key already was. */
+export interface OperatorRevocation {
+  object: 'api_key';
+  id: string;
+  team_id: string;
+  name: string;
+  revoked: boolean;
 }
 
 export interface ListApiKeysQuery extends RawPageQuery {
@@ -82,6 +91,19 @@ export function apiKeysService(deps: ApiKeysDeps) {
       await deps.repo.revoke(teamId, id, isoNow(deps.clock));
       return { object: 'api_key', id, deleted: true };
     },
+
+    /**
+     * The operator's answer to a leaked key (admin socket, no rate limit): any team's key, named by
+     * its id or by the token (or its start up to the public id, as a leak report shows it). The
+     * same update as `DELETE /api-keys/{id}`, so the same trigger moves `auth_generation` and every
+     * process refuses the key on its next request.
+     */
+    async revokeByReference(reference: unknown): Promise<OperatorRevocation> {
+      if (typeof reference !== 'string' || reference.trim() === '') throw missingField('key');
+      const key = await findByReference(deps.repo, reference.trim());
+      const revoked = await deps.repo.revoke(key.team_id, key.id, isoNow(deps.clock));
+      return { object: 'api_key', id: key.id, team_id: key.team_id, name: key.name, revoked };
+    },
   };
 }
 
@@ -105,6 +127,21 @@ async function validateCreate(deps: ApiKeysDeps, teamId: string, input: CreateAp
     inbox_channel_ids: input.inbox_channel_ids ? JSON.stringify(input.inbox_channel_ids) : null,
     status: 'active', created_at: isoNow(deps.clock), last_used_at: null, revoked_at: null,
   };
+}
+
+async function findByReference(repo: ApiKeysRepo, reference: string): Promise<ApiKeyRow> {
+  if (looksLikeId(reference)) {
+    const key = await repo.byIdAnyTeam(reference.toLowerCase());
+    if (!key) throw notFound('API key');
+    return key;
+  }
+  const publicId = publicIdOfReference(reference);
+  if (publicId === undefined) {
+    throw validationError(422, 'key', 'Name the key by its id, or by its token: the whole token or at least its first 20 characters (`svc_` and 16 hex digits).');
+  }
+  const found = await repo.byPublicId(publicId);
+  if (!found) throw notFound('API key');
+  return found.key;
 }
 
 function checkName(name: string | undefined): string {

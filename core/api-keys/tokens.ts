@@ -27,6 +27,15 @@ export function parseToken(token: string): ParsedToken | undefined {
   return match ? { publicId: match[1]!, secret: match[2]! } : undefined;
 }
 
+/**
+ * The public id a reference names: a whole token, or its start up to and including the public id
+ * (`svc_<16 hex>`, which is all an operator may have copied from a leak report), or the bare id.
+ * A shorter prefix could name several keys and names none.
+ */
+export function publicIdOfReference(reference: string): string | undefined {
+  return /^(?:svc_)?([0-9a-f]{16})(?:_[A-Za-z0-9_-]*)?$/.exec(reference.trim())?.[1];
+}
+
 export function secretMatches(secret: string, storedHash: string): boolean {
   const given = Buffer.from(secret);
   const known = verifiedSecrets.get(storedHash);

@@ -14,7 +14,7 @@ import { ConnectionLimits } from './connection-limits.js';
 import { envelopeFrom, receiveData, type ReceivedData } from './data.js';
 import { smtpError, temporaryFailure } from './replies.js';
 import { startShutdownResponder } from './shutdown-responder.js';
-import type { TlsMaterial } from './tls.js';
+import { handshakeFailureLogger, type TlsMaterial } from './tls.js';
 
 // The inbound listener: smtp-server with svc's limits, RCPT decided by address (core/receiving/
 // routing), DATA received in one pass (./data) and answered 250 only after the commit.
@@ -26,6 +26,8 @@ export interface InboundSettings {
   maxMessageBytes: number;
   maxConnections: number;
   maxConnectionsPerIp: number;
+  /** Open at once from one IPv4 /24 or IPv6 /64 (./connection-limits). */
+  maxConnectionsPerNetwork: number;
   connectionRatePerIp: number;
   maxRecipients: number;
   /** Junk commands and error replies per session between accepted messages (./command-guard). */
@@ -70,7 +72,9 @@ export interface InboundServer {
 
 export async function startInboundServer(deps: InboundDeps): Promise<InboundServer> {
   const { settings, logger } = deps;
-  const limits = new ConnectionLimits({ maxPerIp: settings.maxConnectionsPerIp, ratePerMinute: settings.connectionRatePerIp });
+  const limits = new ConnectionLimits({
+    maxPerIp: settings.maxConnectionsPerIp, maxPerNetwork: settings.maxConnectionsPerNetwork, ratePerMinute: settings.connectionRatePerIp,
+  });
   const admitted = new Set<string>();
   // Routes decided at RCPT, per mail transaction (smtp-server makes a new envelope object for each).
   const routes = new WeakMap<object, RecipientRoute[]>();
@@ -148,7 +152,8 @@ export async function startInboundServer(deps: InboundDeps): Promise<InboundServ
   });
   guardCommands(server, { maxJunkCommands: settings.maxJunkCommands, maxErrors: settings.maxErrors }, logger);
   guardDataBudget(server, budget, declared, logger);
-  server.on('error', (err) => logger.error({ err: err.message }, 'inbound listener error'));
+  const handshakeFailed = handshakeFailureLogger(logger);
+  server.on('error', (err) => { if (!handshakeFailed(err)) logger.error({ err: err.message }, 'inbound listener error'); });
   await new Promise<void>((resolve, reject) => {
     server.server.once('error', reject);
     server.listen(settings.port, settings.host, () => {

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { Logger } from '../../core/logger.js';
@@ -45,6 +45,36 @@ export async function loadTlsMaterial(settings: TlsSettings, logger: Logger): Pr
   return { cert: readFileSync(certPath), key: readFileSync(keyPath), selfSigned: true };
 }
 
+/** What Node and smtp-server put on the error of a failed TLS handshake. */
+interface HandshakeError extends Error {
+  code?: string;
+  library?: string;
+  reason?: string;
+  remoteAddress?: string;
+  meta?: { tlsProtocol?: string | null };
+}
+
+/**
+ * Logs a client's failed STARTTLS handshake (an old MTA offering only TLS 1.0/1.1, a scanner, no
+ * shared cipher) once, at info: it is the client's doing, routine on the open internet, and
+ * nothing for the operator to act on. smtp-server reports each failure twice with the same error
+ * object (the TLS socket's `_tlsError`, then its `error`), hence the set. Answers false for any
+ * other error, which the caller still logs as one.
+ */
+export function handshakeFailureLogger(logger: Logger): (err: Error) => boolean {
+  const reported = new WeakSet<Error>();
+  return (err) => {
+    const failure = err as HandshakeError;
+    if (failure.library !== 'SSL routines' && !failure.code?.startsWith('ERR_SSL_')) return false;
+    if (reported.has(err)) return true;
+    reported.add(err);
+    logger.info({
+      ip: failure.remoteAddress, reason: failure.reason ?? failure.code, code: failure.code, offered: failure.meta?.tlsProtocol ?? undefined,
+    }, 'inbound TLS handshake failed');
+    return true;
+  };
+}
+
 async function makeSelfSigned(dir: string, certPath: string, keyPath: string, hostname: string): Promise<void> {
   // The name lands in an openssl argument (no shell): keep it to host name characters anyway.
   const name = /^[a-z0-9.-]{1,253}$/i.test(hostname) ? hostname : 'localhost';
@@ -53,4 +83,6 @@ async function makeSelfSigned(dir: string, certPath: string, keyPath: string, ho
     'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-sha256', '-days', '3650',
     '-subj', `/CN=${name}`, '-addext', `subjectAltName=DNS:${name}`, '-keyout', keyPath, '-out', certPath,
   ], { timeout: 30_000 });
+  // openssl makes the certificate 0644 less the umask; the folder is the owner's, so are its files.
+  for (const file of [keyPath, certPath]) chmodSync(file, 0o600);
 }

@@ -27,6 +27,8 @@ export interface InboundRig {
 export interface RigOptions {
   env?: Record<string, string>;
   clock?: Clock;
+  /** Where the appliance's pino lines go (set SVC_LOG_LEVEL in `env` too: the default is silent). */
+  logDestination?: { write(line: string): void };
 }
 
 export async function startInboundRig(options: RigOptions = {}): Promise<InboundRig> {
@@ -34,6 +36,7 @@ export async function startInboundRig(options: RigOptions = {}): Promise<Inbound
   const app = await startTestAppliance({
     roles: ['api', 'inbound'],
     clock: options.clock,
+    logDestination: options.logDestination,
     env: {
       SVC_SMTP_HOST: '127.0.0.1', SVC_SMTP_PORT: '0', SVC_DNS_SERVERS: dns.address, SVC_DNS_TIMEOUT_MS: '500',
       SVC_MAIL_HOSTNAME: 'mx.svc-test.net', SVC_RATE_LIMIT_BURST: '100000', SVC_RATE_LIMIT_PER_SECOND: '100000',

@@ -13,11 +13,15 @@ export interface RawSmtp {
   sendRaw(bytes: string | Buffer): Promise<string>;
   /** Sends bytes and answers every reply that arrives until `count` replies were read. */
   replies(bytes: string | Buffer, count: number): Promise<string[]>;
+  /** Settles when the socket has closed, whichever side closed it. */
+  closed: Promise<void>;
   close(): void;
 }
 
-export async function rawSmtp(port: number, host = '127.0.0.1'): Promise<RawSmtp> {
-  const socket: Socket = connect(port, host);
+/** localAddress: the client's own address (any of 127.0.0.0/8 works on loopback). */
+export async function rawSmtp(port: number, host = '127.0.0.1', localAddress?: string): Promise<RawSmtp> {
+  const socket: Socket = connect({ port, host, ...(localAddress ? { localAddress } : {}) });
+  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
   socket.setNoDelay(true);
   let buffer = '';
   const waiting: ((reply: string) => void)[] = [];
@@ -55,6 +59,7 @@ export async function rawSmtp(port: number, host = '127.0.0.1'): Promise<RawSmtp
       for (let i = 0; i < count; i++) out.push(await nextReply());
       return out;
     },
+    closed,
     close: () => socket.destroy(),
   };
 }

@@ -17,7 +17,7 @@ rig.addDomain(team.teamId, 'limits-inbox.net');
 
 t.test('ConnectionLimits forgets the window after a minute', async (t) => {
   let now = 0;
-  const limits = new ConnectionLimits({ maxPerIp: 10, ratePerMinute: 2 }, () => now);
+  const limits = new ConnectionLimits({ maxPerIp: 10, maxPerNetwork: 100, ratePerMinute: 2 }, () => now);
   t.ok(limits.admit('192.0.2.1').ok);
   t.ok(limits.admit('192.0.2.1').ok);
   t.notOk(limits.admit('192.0.2.1').ok, 'third in the minute');
