@@ -26,6 +26,8 @@ export interface SendingInput {
   uncachedResolver: DnsResolver;
   secretBox: SecretBox;
   regions: RegionDirectory;
+  /** Where share and download links point (core/link-base.ts). */
+  linkBase: () => string;
 }
 
 export interface Sending {
@@ -56,6 +58,6 @@ export function createSending(input: SendingInput): Sending {
     wake,
   });
   const recorder = deliveryRecorder({ db: database.db, clock, logger, queueLifetimeMs: config.outbound_queue_lifetime_hours * 3600_000 });
-  const shares = emailShares({ db: database.db, clock, logger, secretBox: input.secretBox, publicBaseUrl: config.public_base_url });
+  const shares = emailShares({ db: database.db, clock, logger, secretBox: input.secretBox, linkBase: input.linkBase });
   return { emails, domains, wake, recorder, shares };
 }

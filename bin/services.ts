@@ -11,6 +11,7 @@ import { apiKeysService } from '../core/api-keys/service.js';
 import type { Clock } from '../core/clock.js';
 import { checkReadiness, type Probe } from '../core/health.js';
 import { rateLimiter } from '../core/rate-limit.js';
+import { linkBase, type LinkBase } from '../core/link-base.js';
 import { requestLogsService } from '../core/request-logs/service.js';
 import { RequestLogWriter } from '../core/request-logs/writer.js';
 import { teamsService } from '../core/teams.js';
@@ -58,6 +59,8 @@ export interface Services {
   domains: DomainLookup;
   /** Redis-cached resolver for delivery lookups (MX, A/AAAA); verification uses `resolver`. */
   deliveryResolver: DnsResolver;
+  /** Where share and download links point; the api role tells it the port it bound. */
+  linkBase: LinkBase;
   /** The sending side: the emails service (API) and what the outbound queues use. */
   sending: Sending;
   /** Delivers outbox events to webhook endpoints; the jobs role runs its loop. */
@@ -81,6 +84,7 @@ export function createServices(input: ServicesInput): Services {
     verifyWindowHours: config.domains_verify_window_hours, dkimGraceHours: config.dkim_rotation_grace_hours, cloudflareApiUrl: config.cloudflare_api_url,
   };
   const domains = domainLookup(domainsDeps);
+  const links = linkBase({ publicBaseUrl: config.public_base_url, httpHost: config.http_host, httpPort: config.http_port });
   const deliveryResolver = cachedResolver(input.resolver, redisDnsCacheStore(redis), config.dns_cache_ttl_s);
   const webhookDispatcher = createDispatcher({
     db: database.db, clock, secretBox: input.secretBox, logger,
@@ -88,10 +92,10 @@ export function createServices(input: ServicesInput): Services {
     options: { concurrencyPerEndpoint: config.webhooks_endpoint_concurrency, timeoutMs: config.webhooks_timeout_ms },
   });
   // Recipient checks ask DNS through the delivery cache; attachment fetches judge addresses uncached.
-  const sending = createSending({ config, database, redis, logger, clock, resolver: deliveryResolver, uncachedResolver: input.resolver, secretBox: input.secretBox, regions: regionDirectory(input.hostname, config.regions) });
+  const sending = createSending({ config, database, redis, logger, clock, resolver: deliveryResolver, uncachedResolver: input.resolver, secretBox: input.secretBox, regions: regionDirectory(input.hostname, config.regions), linkBase: links.url });
   const receiving = createReceiving({
     config, database, logger, clock, secretBox: input.secretBox, domains, hostname: input.hostname,
-    parseVerp,
+    parseVerp, linkBase: links.url,
   });
   const metrics = metricsRollup({ db: database.db, batchSize: config.metrics_rollup_batch_size });
   const api: ApiDeps = {
@@ -120,5 +124,5 @@ export function createServices(input: ServicesInput): Services {
     }),
   };
   const regions = regionDirectory(input.hostname, config.regions);
-  return { api, logWriter, database, redis, repos, clock, logger, resolver: input.resolver, secretBox: input.secretBox, regions, webhookDispatcher, sending, domains, deliveryResolver, receiving, metricsRollup: metrics };
+  return { api, logWriter, database, redis, repos, clock, logger, resolver: input.resolver, secretBox: input.secretBox, regions, webhookDispatcher, sending, domains, deliveryResolver, linkBase: links, receiving, metricsRollup: metrics };
 }

@@ -71,7 +71,7 @@ export const schema = {
   outbound_poll_s: { type: 'int', default: 30, min: 1, max: 3600, doc: 'Safety poll of the outbound queue; new mail wakes it at once over Redis pub/sub.' },
   mailbox_simulator_domain: { type: 'string', default: 'simulator.svc.invalid', doc: 'Domain of the mailbox simulator: delivered@, bounced@, complained@ and suppressed@ it are resolved inside svc, never sent.' },
   email_attachments_max_mb: { type: 'int', default: 40, min: 1, max: 200, doc: 'Largest total size of one email\'s attachments, in MiB.' },
-  public_base_url: { type: 'string', default: '', doc: 'Public https address of the HTTP API, for share links and signed download links; empty uses http://<http_host>:<http_port>.' },
+  public_base_url: { type: 'string', default: '', doc: 'Public https address of the HTTP API, for share links and signed download links; empty uses http://<http_host>:<http_port> when http_host is a loopback address, and refuses to make links (503) otherwise. Never taken from a request\'s Host header.' },
 
 
   scanner_clamd: { type: 'string', default: '', doc: 'clamd socket path or host:port; empty turns virus scanning off.' },
