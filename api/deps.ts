@@ -26,6 +26,8 @@ export interface ApiDeps {
   trustProxy: boolean;
   authenticate(authorization: string | undefined, needed: Permission): Promise<Principal>;
   rateLimit: RateLimiter;
+  /** Per client address, for the public routes (signed downloads, share pages). */
+  publicRateLimit: RateLimiter;
   logWriter: RequestLogWriter;
   readiness(): Promise<Readiness>;
   apiKeys: ApiKeysService;

@@ -107,6 +107,7 @@ export function createServices(input: ServicesInput): Services {
     metrics: metricsService({ db: database.db, clock, logger, rollup: metrics, catchUpEvents: config.metrics_query_catch_up_events }),
     authenticate: (header, needed) => authenticate(keyLookup, header, needed),
     rateLimit: rateLimiter(redis, { capacity: config.rate_limit_burst, refillPerSecond: config.rate_limit_per_second }, logger),
+    publicRateLimit: rateLimiter(redis, { capacity: config.public_rate_limit_burst, refillPerSecond: config.public_rate_limit_per_second }, logger, 'client'),
     logWriter,
     readiness: () => checkReadiness(input.probes, identity, 2000),
     apiKeys: apiKeysService({ repo: repos.apiKeys, clock, isVerifiedDomain: (teamId, domainId) => domains.isVerifiedDomain(teamId, domainId) }),

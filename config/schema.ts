@@ -38,6 +38,8 @@ export const schema = {
 
   rate_limit_per_second: { type: 'int', default: 10, min: 1, doc: 'Team token bucket refill per second (the spec says 10).' },
   rate_limit_burst: { type: 'int', default: 10, min: 1, doc: 'Team token bucket capacity (the spec says 10).' },
+  public_rate_limit_per_second: { type: 'int', default: 20, min: 1, doc: 'Refill per second of the token bucket each client address spends on the public routes (signed downloads, share pages); IPv6 clients share one per /64.' },
+  public_rate_limit_burst: { type: 'int', default: 40, min: 1, doc: 'Capacity of that per-client bucket: requests a client may make at once on the public routes before 429.' },
 
   logs_retention_days: { type: 'int', default: 30, min: 1, doc: 'Days request logs are kept before the pruning job deletes them.' },
   logs_flush_ms: { type: 'int', default: 200, min: 1, max: 10000, doc: 'Request logs are written in batches at most this often.' },
