@@ -6,6 +6,7 @@ import { operationMatcher } from './operations.js';
 import { requestContext } from './middleware/context.js';
 import { guard } from './middleware/guard.js';
 import { requestLog } from './middleware/request-log.js';
+import { publicRateLimit } from './middleware/public-rate-limit.js';
 import { errorHandler } from './middleware/error-handler.js';
 import { jsonBody as boundedJsonBody } from './middleware/json-body.js';
 import { operationRoutes } from './dispatch.js';
@@ -36,10 +37,12 @@ export function createApp(deps: ApiDeps, options: AppOptions = {}): Express {
 function publicRouter(deps: ApiDeps): Router {
   const router = express.Router();
   router.get('/openapi.json', (_req, res) => { res.json(openapiDocument); });
-  // Signed downloads: the link is the credential, so they sit before the contract layer. Plain
-  // routes on this router: a sub-router would be entered by every request.
-  receivedDownloads(router, deps.receiving, deps.logger);
-  sentEmailRoutes(router, deps.emailShares, deps.logger);
+  // Signed downloads and share pages: the link is the credential, so they sit before the contract
+  // layer, each behind the per-client bucket (no key, no team to charge). Plain routes on this
+  // router: a sub-router would be entered by every request.
+  const limited = publicRateLimit(deps.publicRateLimit);
+  receivedDownloads(router, limited, deps.receiving, deps.logger);
+  sentEmailRoutes(router, limited, deps.emailShares, deps.logger);
   // The log hook goes first so that a request refused after authentication (429) is logged too.
   router.use(requestLog(deps));
   router.use(guard(deps, operationMatcher(openapiDocument as never)));

@@ -27,6 +27,8 @@ export interface ApiDeps {
   /** The caller, if its credential reaches an operation needing this permission (or OAuth scope). */
   authenticate(authorization: string | undefined, needed: Permission, scope: string | null): Promise<Principal>;
   rateLimit: RateLimiter;
+  /** Per client address, for the public routes (signed downloads, share pages). */
+  publicRateLimit: RateLimiter;
   logWriter: RequestLogWriter;
   readiness(): Promise<Readiness>;
   apiKeys: ApiKeysService;

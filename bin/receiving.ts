@@ -28,6 +28,8 @@ export interface ReceivingInput {
   /** The sending side's recorder: reports land on the recipients it records. */
   recorder: DeliveryRecorder;
   hostname: string;
+  /** Where signed download links point (core/link-base.ts). */
+  linkBase: () => string;
 }
 
 export interface Receiving {
@@ -49,7 +51,7 @@ export function createReceiving(input: ReceivingInput): Receiving {
   const scanner = config.scanner_clamd
     ? clamdScanner({ target: parseClamdTarget(config.scanner_clamd), timeoutMs: config.scanner_timeout_ms, maxBytes: config.scanner_max_bytes })
     : noScanner;
-  const service = receivingService({ db: database.db, spool, secretBox: input.secretBox, clock, logger, publicBaseUrl: config.public_base_url });
+  const service = receivingService({ db: database.db, spool, secretBox: input.secretBox, clock, logger, linkBase: input.linkBase });
   return {
     service,
     spool,

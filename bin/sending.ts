@@ -29,6 +29,8 @@ export interface SendingInput {
   regions: RegionDirectory;
   /** The domains area's read side (built once, shared with receiving). */
   domains: SendingDomains;
+  /** Where share and download links point (core/link-base.ts). */
+  linkBase: () => string;
 }
 
 export interface Sending {
@@ -61,7 +63,7 @@ export function createSending(input: SendingInput): Sending {
     wake,
   });
   const recorder = deliveryRecorder({ db: database.db, clock, logger, queueLifetimeMs: config.outbound_queue_lifetime_hours * 3600_000 });
-  const shares = emailShares({ db: database.db, clock, logger, secretBox: input.secretBox, publicBaseUrl: config.public_base_url });
+  const shares = emailShares({ db: database.db, clock, logger, secretBox: input.secretBox, linkBase: input.linkBase });
   return { emails, domains, wake, recorder, shares, returnPaths: signedReturnPaths(input) };
 }
 

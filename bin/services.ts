@@ -11,6 +11,7 @@ import { apiKeysService } from '../core/api-keys/index.js';
 import type { Clock } from '../core/clock.js';
 import { checkReadiness, type Probe } from '../core/health.js';
 import { rateLimiter } from '../core/rate-limit.js';
+import { linkBase, type LinkBase } from '../core/link-base.js';
 import { requestLogsService } from '../core/request-logs/index.js';
 import { RequestLogWriter } from '../core/request-logs/index.js';
 import { teamsService } from '../core/teams.js';
@@ -60,6 +61,8 @@ export interface Services {
   domains: DomainLookup;
   /** Redis-cached resolver for delivery lookups (MX, A/AAAA); verification uses `resolver`. */
   deliveryResolver: DnsResolver;
+  /** Where share and download links point; the api role tells it the port it bound. */
+  linkBase: LinkBase;
   /** The sending side: the emails service (API) and what the outbound queues use. */
   sending: Sending;
   /** Delivers outbox events to webhook endpoints; the jobs role runs its loop. */
@@ -84,6 +87,7 @@ export function createServices(input: ServicesInput): Services {
     verifyWindowHours: config.domains_verify_window_hours, dkimGraceHours: config.dkim_rotation_grace_hours, cloudflare: (token) => cloudflareClient(config.cloudflare_api_url, token),
   };
   const domains = domainLookup(domainsDeps);
+  const links = linkBase({ publicBaseUrl: config.public_base_url, httpHost: config.http_host, httpPort: config.http_port });
   const deliveryResolver = cachedResolver(input.resolver, redisDnsCacheStore(redis), config.dns_cache_ttl_s);
   const webhookDispatcher = createDispatcher({
     db: database.db, clock, secretBox: input.secretBox, logger,
@@ -91,10 +95,10 @@ export function createServices(input: ServicesInput): Services {
     options: { concurrencyPerEndpoint: config.webhooks_endpoint_concurrency, timeoutMs: config.webhooks_timeout_ms },
   });
   // Recipient checks ask DNS through the delivery cache; attachment fetches judge addresses uncached.
-  const sending = createSending({ config, database, redis, logger, clock, resolver: deliveryResolver, uncachedResolver: input.resolver, secretBox: input.secretBox, regions, domains });
+  const sending = createSending({ config, database, redis, logger, clock, resolver: deliveryResolver, uncachedResolver: input.resolver, secretBox: input.secretBox, regions, domains, linkBase: links.url });
   const receiving = createReceiving({
     config, database, logger, clock, secretBox: input.secretBox, domains, hostname: input.hostname,
-    returnPaths: (address) => sending.returnPaths.check(address, clock.now()), recorder: sending.recorder,
+    returnPaths: (address) => sending.returnPaths.check(address, clock.now()), recorder: sending.recorder, linkBase: links.url,
   });
   const metrics = metricsRollup({ db: database.db, batchSize: config.metrics_rollup_batch_size });
   const api: ApiDeps = {
@@ -106,6 +110,7 @@ export function createServices(input: ServicesInput): Services {
     metrics: metricsService({ db: database.db, clock, logger, rollup: metrics, catchUpEvents: config.metrics_query_catch_up_events }),
     authenticate: (header, needed, scope) => authenticate(keyLookup, header, needed, scope),
     rateLimit: rateLimiter(redis, { capacity: config.rate_limit_burst, refillPerSecond: config.rate_limit_per_second }, logger),
+    publicRateLimit: rateLimiter(redis, { capacity: config.public_rate_limit_burst, refillPerSecond: config.public_rate_limit_per_second }, logger, 'client'),
     logWriter,
     readiness: () => checkReadiness(input.probes, identity, 2000),
     apiKeys: apiKeysService({ repo: repos.apiKeys, clock, isVerifiedDomain: (teamId, domainId) => domains.isVerifiedDomain(teamId, domainId) }),
@@ -122,5 +127,5 @@ export function createServices(input: ServicesInput): Services {
       logger, wake: () => webhookDispatcher.wake(),
     }),
   };
-  return { api, logWriter, database, redis, repos, clock, logger, resolver: input.resolver, secretBox: input.secretBox, regions, webhookDispatcher, sending, domains, deliveryResolver, receiving, metricsRollup: metrics };
+  return { api, logWriter, database, redis, repos, clock, logger, resolver: input.resolver, secretBox: input.secretBox, regions, webhookDispatcher, sending, domains, deliveryResolver, linkBase: links, receiving, metricsRollup: metrics };
 }

@@ -38,6 +38,8 @@ export const schema = {
 
   rate_limit_per_second: { type: 'int', default: 10, min: 1, doc: 'Team token bucket refill per second (the spec says 10).' },
   rate_limit_burst: { type: 'int', default: 10, min: 1, doc: 'Team token bucket capacity (the spec says 10).' },
+  public_rate_limit_per_second: { type: 'int', default: 20, min: 1, doc: 'Refill per second of the token bucket each client address spends on the public routes (signed downloads, share pages); IPv6 clients share one per /64.' },
+  public_rate_limit_burst: { type: 'int', default: 40, min: 1, doc: 'Capacity of that per-client bucket: requests a client may make at once on the public routes before 429.' },
 
   logs_retention_days: { type: 'int', default: 30, min: 1, doc: 'Days request logs are kept before the pruning job deletes them.' },
   logs_flush_ms: { type: 'int', default: 200, min: 1, max: 10000, doc: 'Request logs are written in batches at most this often.' },
@@ -71,7 +73,7 @@ export const schema = {
   outbound_poll_s: { type: 'int', default: 30, min: 1, max: 3600, doc: 'Safety poll of the outbound queue; new mail wakes it at once over Redis pub/sub.' },
   mailbox_simulator_domain: { type: 'string', default: 'simulator.svc.invalid', doc: 'Domain of the mailbox simulator: delivered@, bounced@, complained@ and suppressed@ it are resolved inside svc, never sent.' },
   email_attachments_max_mb: { type: 'int', default: 40, min: 1, max: 200, doc: 'Largest total size of one email\'s attachments, in MiB.' },
-  public_base_url: { type: 'string', default: '', doc: 'Public https address of the HTTP API, for share links and signed download links; empty uses http://<http_host>:<http_port>.' },
+  public_base_url: { type: 'string', default: '', doc: 'Public https address of the HTTP API, for share links and signed download links; empty uses http://<http_host>:<http_port> when http_host is a loopback address, and refuses to make links (503) otherwise. Never taken from a request\'s Host header.' },
 
 
   scanner_clamd: { type: 'string', default: '', doc: 'clamd socket path or host:port; empty turns virus scanning off.' },

@@ -1,5 +1,6 @@
+import ipaddr from 'ipaddr.js';
 import type { RedisClient } from '../storage/redis.js';
-import { takeFromBucket } from '../storage/rate-bucket.js';
+import { takeFromBucket, type BucketKind } from '../storage/rate-bucket.js';
 import type { Logger } from './logger.js';
 
 export interface RateDecision {
@@ -18,15 +19,16 @@ export interface RateLimitSettings {
 }
 
 /**
- * The team's token bucket. When Redis cannot answer, requests are let through (the bucket is a
- * fairness tool, not a safety one) and readiness reports Redis as failed.
+ * A token bucket per team (the API) or per client address (the public routes). When Redis cannot
+ * answer, requests are let through (the bucket is a fairness tool, not a safety one) and readiness
+ * reports Redis as failed.
  */
-export function rateLimiter(redis: RedisClient, settings: RateLimitSettings, logger: Logger) {
+export function rateLimiter(redis: RedisClient, settings: RateLimitSettings, logger: Logger, kind: BucketKind = 'team') {
   const { capacity, refillPerSecond } = settings;
   let lastWarning = 0;
-  return async function take(teamId: string, cost = 1): Promise<RateDecision> {
+  return async function take(owner: string, cost = 1): Promise<RateDecision> {
     try {
-      const { allowed, tokens } = await takeFromBucket(redis, teamId, capacity, refillPerSecond, cost);
+      const { allowed, tokens } = await takeFromBucket(redis, owner, capacity, refillPerSecond, cost, kind);
       return {
         allowed,
         limit: capacity,
@@ -37,7 +39,7 @@ export function rateLimiter(redis: RedisClient, settings: RateLimitSettings, log
     } catch (err) {
       if (Date.now() - lastWarning > 10_000) {
         lastWarning = Date.now();
-        logger.warn({ err: String(err) }, 'rate limit unavailable, letting requests through');
+        logger.warn({ err: String(err), bucket: kind }, 'rate limit unavailable, letting requests through');
       }
       return { allowed: true, limit: capacity, remaining: capacity, resetSeconds: 0, retryAfterSeconds: 1 };
     }
@@ -45,3 +47,16 @@ export function rateLimiter(redis: RedisClient, settings: RateLimitSettings, log
 }
 
 export type RateLimiter = ReturnType<typeof rateLimiter>;
+
+/**
+ * The bucket a client address spends from. An IPv4 address (also written IPv4-mapped) is its own
+ * bucket; IPv6 addresses share one per /64, the smallest block a host is usually given, so that
+ * walking through one's own /64 buys no fresh tokens. Anything else (no address) shares one.
+ */
+export function clientBucket(address: string | undefined): string {
+  if (!address || !ipaddr.isValid(address)) return 'unknown';
+  const parsed = ipaddr.process(address);
+  if (parsed.kind() === 'ipv4') return parsed.toString();
+  const parts = (parsed as ipaddr.IPv6).parts.slice(0, 4).map((p) => p.toString(16));
+  return `${parts.join(':')}::/64`;
+}

@@ -7,8 +7,14 @@ export interface BucketTake {
   tokens: number;
 }
 
-/** One atomic refill-and-spend of a team's token bucket (Lua on the Redis server). */
-export async function takeFromBucket(redis: RedisClient, teamId: string, capacity: number, refillPerSecond: number, cost: number): Promise<BucketTake> {
-  const [allowed, tokens] = await takeTokenScript(redis, redisKeys.rateBucket(teamId), capacity, refillPerSecond, cost);
+/** Whose bucket: a team's (the API) or a client address's (the public routes). */
+export type BucketKind = 'team' | 'client';
+
+/** One atomic refill-and-spend of a token bucket (Lua on the Redis server). */
+export async function takeFromBucket(
+  redis: RedisClient, owner: string, capacity: number, refillPerSecond: number, cost: number, kind: BucketKind = 'team',
+): Promise<BucketTake> {
+  const key = kind === 'team' ? redisKeys.rateBucket(owner) : redisKeys.clientRateBucket(owner);
+  const [allowed, tokens] = await takeTokenScript(redis, key, capacity, refillPerSecond, cost);
   return { allowed: allowed === 1, tokens: Number(tokens) };
 }

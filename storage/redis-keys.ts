@@ -5,6 +5,8 @@ const PREFIX = 'svc:';
 export const redisKeys = {
   /** Token bucket of a team's API rate limit (hash: t = tokens, ts = last refill ms). */
   rateBucket: (teamId: string) => `${PREFIX}rate:${teamId}`,
+  /** Token bucket of one client address on the public routes (same hash; team ids are UUIDs). */
+  clientRateBucket: (client: string) => `${PREFIX}rate:client:${client}`,
   /** Marker of an idempotent send in flight (value: request hash; expires on its own). */
   idempotencyInFlight: (teamId: string, keyDigest: string) => `${PREFIX}idem:${teamId}:${keyDigest}`,
   /** Pub/sub channel: mail is due now in this region's outbound queue. */

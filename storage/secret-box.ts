@@ -15,26 +15,47 @@ const VERSION = 'v1';
 
 /**
  * AES-256-GCM with a 32-byte key kept in a file of its own (created on first start, mode 0600),
- * so a copy of the database alone reveals no private key. Format: v1.<iv>.<tag>.<ciphertext>.
+ * so a copy of the database alone reveals no private key. Format: v1.<iv>.<tag>.<ciphertext>, a
+ * 12-byte IV and the full 16-byte tag; anything else is refused before GCM sees it.
  */
 export function openSecretBox(keyPath: string): SecretBox {
   const key = loadOrCreateKey(keyPath);
   return {
     seal(plaintext) {
-      const iv = randomBytes(12);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const iv = randomBytes(IV_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
       const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
       return [VERSION, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
     },
     open(sealed) {
-      const [version, iv, tag, body] = sealed.split('.');
-      if (version !== VERSION || !iv || !tag || body === undefined) throw new Error('secret-box: not a sealed value');
-      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
-      decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-      return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+      const [version, iv, tag, body, extra] = sealed.split('.');
+      if (version !== VERSION || extra !== undefined) throw new Error('secret-box: not a sealed value');
+      const ivBytes = decodePart(iv, IV_BYTES);
+      const tagBytes = decodePart(tag, TAG_BYTES);
+      const bodyBytes = decodePart(body);
+      // authTagLength pins the tag size: without it GCM accepts a tag cut to 4 bytes, and a
+      // 4-byte tag is forged by trying 2^32 values, no key needed.
+      const decipher = createDecipheriv('aes-256-gcm', key, ivBytes, { authTagLength: TAG_BYTES });
+      decipher.setAuthTag(tagBytes);
+      return Buffer.concat([decipher.update(bodyBytes), decipher.final()]).toString('utf8');
     },
     derive: (purpose) => Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `svc ${purpose}`, 32)),
   };
+}
+
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+
+/**
+ * One base64url part of a sealed value, in the one spelling seal writes: the decoder skips
+ * characters outside the alphabet, so a part is re-encoded and compared before it is trusted.
+ */
+function decodePart(part: string | undefined, bytes?: number): Buffer {
+  const decoded = Buffer.from(part ?? '', 'base64url');
+  if (part === undefined || decoded.toString('base64url') !== part || (bytes !== undefined && decoded.length !== bytes)) {
+    throw new Error('secret-box: not a sealed value');
+  }
+  return decoded;
 }
 
 function loadOrCreateKey(path: string): Buffer {

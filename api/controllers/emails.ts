@@ -67,9 +67,6 @@ interface ShareBody {
 
 type EmailRef = { object: 'email'; id: string };
 
-/** The address the request came to, for links when no public_base_url is configured. */
-const requestBase = (req: ExRequest) => `${req.protocol}://${req.get('host') ?? 'localhost'}`;
-
 const callerOf = (req: ExRequest): Caller => {
   const p = principalOf(req);
   return { teamId: p.teamId, apiKeyId: p.apiKeyId, domainId: p.domainId };
@@ -161,7 +158,7 @@ export class EmailsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:write')
   public async share(@Request() req: ExRequest, @Path() email_id: string, @Body() body?: ShareBody): Promise<EmailRef & { url: string }> {
-    return this.deps.emailShares.create(principalOf(req).teamId, email_id, body?.expires_in ?? undefined, requestBase(req));
+    return this.deps.emailShares.create(principalOf(req).teamId, email_id, body?.expires_in ?? undefined);
   }
 
   /** Revokes every share link of the email: they then answer 404 like unknown ones. */
@@ -180,14 +177,14 @@ export class EmailsController extends SvcController {
     @Request() req: ExRequest, @Path() email_id: string, @Query() limit?: string, @Query() after?: string, @Query() before?: string,
   ): Promise<ListEnvelope<SentAttachmentView>> {
     parsePageQuery({ limit, after, before });
-    return this.deps.emailShares.listAttachments(principalOf(req).teamId, email_id, requestBase(req));
+    return this.deps.emailShares.listAttachments(principalOf(req).teamId, email_id);
   }
 
   @Get('{email_id}/attachments/{attachment_id}')
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:read')
   public async attachment(@Request() req: ExRequest, @Path() email_id: string, @Path() attachment_id: string): Promise<SentAttachmentView> {
-    return this.deps.emailShares.getAttachment(principalOf(req).teamId, email_id, attachment_id, requestBase(req));
+    return this.deps.emailShares.getAttachment(principalOf(req).teamId, email_id, attachment_id);
   }
 
   private answer<T>(answer: Answer<T>): T {

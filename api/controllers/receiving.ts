@@ -5,11 +5,6 @@ import type { ReceivedAttachmentView, ReceivedEmailView, ReceivedListItem } from
 import { principalOf } from '../context.js';
 import { SvcController } from './base.js';
 
-/** The base of signed links: the configured public address, else the address this request came to. */
-function linkBase(req: ExRequest, configured: string): string {
-  return configured || `${req.protocol}://${req.get('host')}`;
-}
-
 // Received mail: a resource of its own beside sent emails (separate ids; /emails/{id} never finds
 // one of these and these routes never find a sent email).
 @Route('emails/receiving')
@@ -36,7 +31,7 @@ export class ReceivingController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:read')
   public async get(@Request() req: ExRequest, @Path() email_id: string, @Query() html_format?: string): Promise<ReceivedEmailView> {
-    return this.deps.receiving.get(principalOf(req).teamId, email_id, { baseUrl: linkBase(req, this.deps.receiving.publicBaseUrl), html_format });
+    return this.deps.receiving.get(principalOf(req).teamId, email_id, { html_format });
   }
 
   /** Deletes the message, its attachments and its source. */
@@ -58,13 +53,13 @@ export class ReceivingController extends SvcController {
     @Query() after?: string,
     @Query() before?: string,
   ): Promise<ListEnvelope<ReceivedAttachmentView>> {
-    return this.deps.receiving.listAttachments(principalOf(req).teamId, email_id, { limit, after, before }, linkBase(req, this.deps.receiving.publicBaseUrl));
+    return this.deps.receiving.listAttachments(principalOf(req).teamId, email_id, { limit, after, before });
   }
 
   @Get('{email_id}/attachments/{attachment_id}')
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:read')
   public async attachment(@Request() req: ExRequest, @Path() email_id: string, @Path() attachment_id: string): Promise<ReceivedAttachmentView> {
-    return this.deps.receiving.getAttachment(principalOf(req).teamId, email_id, attachment_id, linkBase(req, this.deps.receiving.publicBaseUrl));
+    return this.deps.receiving.getAttachment(principalOf(req).teamId, email_id, attachment_id);
   }
 }

@@ -1,4 +1,4 @@
-import type { Router } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
 import type { ReceivingService } from '../../core/receiving/index.js';
 import type { Logger } from '../../core/logger.js';
 import { make } from '../errors.js';
@@ -6,11 +6,11 @@ import { sendError } from '../middleware/send-error.js';
 
 // Signed downloads of received attachments and raw sources. No Authorization: the sealed token in
 // the path is the credential (15 minutes). Mounted before the contract layer, so these paths are
-// not API operations (no key, no rate-limit token, no request log). Every answer is a download
+// not API operations (no key, no team token, no request log); `limited` is the per-client bucket. Every answer is a download
 // (Content-Disposition: attachment), never rendered: a type outside the allowlist is sent as
 // application/octet-stream, and nosniff plus a sandboxing CSP cover browsers that would guess.
-export function receivedDownloads(router: Router, service: ReceivingService, logger: Logger): void {
-  router.get('/downloads/received/:token', async (req, res) => {
+export function receivedDownloads(router: Router, limited: RequestHandler, service: ReceivingService, logger: Logger): void {
+  router.get('/downloads/received/:token', limited, async (req: Request<{ token: string }>, res: Response) => {
     try {
       const file = await service.download(req.params.token);
       if (!file) return sendError(res, make(404, 'not_found', 'This download link is invalid or has expired.'));

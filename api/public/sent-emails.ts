@@ -1,11 +1,11 @@
-import type { Router } from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
 import type { EmailShares } from '../../core/emails/index.js';
 import type { Logger } from '../../core/logger.js';
 import { make } from '../errors.js';
 import { sendError } from '../middleware/send-error.js';
 
-// Public routes of sent mail, outside the contract layer (no key, no rate-limit token, no
-// request log): the link is the credential. Signed attachment downloads (15 minutes) are always
+// Public routes of sent mail, outside the contract layer (no key, no team token, no request
+// log): the link is the credential, and `limited` (the per-client bucket) goes first. Signed attachment downloads (15 minutes) are always
 // downloads; a share link opens a read-only page of one message. An unknown, expired or revoked
 // share link all get the same 404.
 
@@ -13,8 +13,8 @@ const servedAsIs = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp'
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
-export function sentEmailRoutes(router: Router, shares: EmailShares, logger: Logger): void {
-  router.get('/downloads/sent/:token', async (req, res) => {
+export function sentEmailRoutes(router: Router, limited: RequestHandler, shares: EmailShares, logger: Logger): void {
+  router.get('/downloads/sent/:token', limited, async (req: Request<{ token: string }>, res: Response) => {
     try {
       const part = await shares.download(req.params.token);
       if (!part) return sendError(res, make(404, 'not_found', 'This download link is invalid or has expired.'));
@@ -29,7 +29,7 @@ export function sentEmailRoutes(router: Router, shares: EmailShares, logger: Log
       sendError(res, make(500, 'application_error', 'The download failed.'));
     }
   });
-  router.get('/share/emails/:token', async (req, res) => {
+  router.get('/share/emails/:token', limited, async (req: Request<{ token: string }>, res: Response) => {
     try {
       const shared = await shares.open(req.params.token);
       res.setHeader('cache-control', 'private, no-store');

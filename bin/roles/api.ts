@@ -17,6 +17,7 @@ export interface ApiRole {
 export async function startApiRole(services: Services, config: Config, logger: PinoLogger): Promise<ApiRole> {
   const startedAt = Date.now();
   const http = await listenTcp(createApp(services.api), config.http_host, config.http_port);
+  services.linkBase.listening(http.port!);
   const adminApp = createApp(services.api, {
     admin: adminRouter(services.api, () => ({
       version: services.api.version, env: services.api.env, pid: process.pid,
@@ -25,12 +26,22 @@ export async function startApiRole(services: Services, config: Config, logger: P
   });
   const admin = await listenSocket(adminApp, adminSocketPath(config));
   logger.info({ http: http.address, admin: admin.address }, 'api listening');
+  warnWithoutLinkBase(services, logger);
   return {
     name: 'api', http, admin,
     async stop() {
       await Promise.all([http.close(), admin.close()]);
     },
   };
+}
+
+/** Said once at start rather than only in each refused request (503). */
+function warnWithoutLinkBase(services: Services, logger: PinoLogger): void {
+  try {
+    services.linkBase.url();
+  } catch (err) {
+    logger.warn({ reason: (err as Error).message }, 'share and download links refused until public_base_url is set');
+  }
 }
 
 export { adminSocketPath };

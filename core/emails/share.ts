@@ -53,29 +53,30 @@ export interface ShareDeps {
   clock: Clock;
   logger: Logger;
   secretBox: SecretBox;
-  /** Configured public base URL; empty uses the one the request came to. */
-  publicBaseUrl: string;
+  /** scheme://host of links (core/link-base.ts); throws when none can be made. */
+  linkBase: () => string;
 }
 
 export function emailShares(deps: ShareDeps) {
-  const base = (requestBase: string) => (deps.publicBaseUrl || requestBase).replace(/\/+$/, '');
   const email = async (teamId: string, id: string) => {
     const row = looksLikeId(id) ? await emailsRepo(deps.db).byId(teamId, id.toLowerCase()) : undefined;
     if (!row) throw notFound('Email');
     return row;
   };
-  const attachmentView = (a: AttachmentMeta, requestBase: string): SentAttachmentView => {
+  const attachmentView = (a: AttachmentMeta, base: string): SentAttachmentView => {
     const link = signSentDownload(deps.secretBox, a.email_id, a.id, deps.clock.now());
     return {
       object: 'attachment', id: a.id, filename: a.filename, size: a.size, content_type: a.content_type,
       content_disposition: a.disposition, content_id: a.content_id,
-      download_url: base(requestBase) + sentDownloadPath(link.token), expires_at: link.expiresAt.toISOString(),
+      download_url: base + sentDownloadPath(link.token), expires_at: link.expiresAt.toISOString(),
     };
   };
   return {
-    async create(teamId: string, id: string, expiresIn: string | undefined, requestBase: string): Promise<{ object: 'email'; id: string; url: string }> {
+    async create(teamId: string, id: string, expiresIn: string | undefined): Promise<{ object: 'email'; id: string; url: string }> {
       const ms = parseExpiresIn(expiresIn);
       const row = await email(teamId, id);
+      // Before the link is stored: a link that cannot be handed out is not made.
+      const base = deps.linkBase();
       const token = randomBytes(32).toString('base64url');
       const now = deps.clock.now();
       await emailsShareRepo(deps.db).insertLink({
@@ -83,7 +84,7 @@ export function emailShares(deps: ShareDeps) {
         expires_at: new Date(now.getTime() + ms).toISOString(), revoked_at: null, created_at: now.toISOString(),
       });
       deps.logger.info({ emailId: row.id, teamId, expiresInMs: ms }, 'share link created');
-      return { object: 'email', id: row.id, url: base(requestBase) + sharePath(token) };
+      return { object: 'email', id: row.id, url: base + sharePath(token) };
     },
 
     async revoke(teamId: string, id: string): Promise<{ object: 'email'; id: string; revoked: number }> {
@@ -103,17 +104,18 @@ export function emailShares(deps: ShareDeps) {
       return { email: row, attachments: await emailsShareRepo(deps.db).attachmentList(row.id), expiresAt: link.expires_at };
     },
 
-    async listAttachments(teamId: string, id: string, requestBase: string): Promise<{ object: 'list'; has_more: false; data: SentAttachmentView[] }> {
+    async listAttachments(teamId: string, id: string): Promise<{ object: 'list'; has_more: false; data: SentAttachmentView[] }> {
       const row = await email(teamId, id);
       const parts = await emailsShareRepo(deps.db).attachmentList(row.id);
-      return { object: 'list', has_more: false, data: parts.map((a) => attachmentView(a, requestBase)) };
+      const base = deps.linkBase();
+      return { object: 'list', has_more: false, data: parts.map((a) => attachmentView(a, base)) };
     },
 
-    async getAttachment(teamId: string, id: string, attachmentId: string, requestBase: string): Promise<SentAttachmentView> {
+    async getAttachment(teamId: string, id: string, attachmentId: string): Promise<SentAttachmentView> {
       const row = await email(teamId, id);
       const part = (await emailsShareRepo(deps.db).attachmentList(row.id)).find((a) => a.id === attachmentId.toLowerCase());
       if (!part) throw notFound('Attachment');
-      return attachmentView(part, requestBase);
+      return attachmentView(part, deps.linkBase());
     },
 
     /** What a signed download link serves, or undefined (404) when forged or expired. */

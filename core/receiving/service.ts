@@ -21,8 +21,6 @@ export interface ListReceivedQuery extends RawPageQuery {
 }
 
 export interface GetReceivedOptions {
-  /** Absolute base the signed links start with, e.g. https://mail.example.com. */
-  baseUrl: string;
   html_format?: string;
 }
 
@@ -40,8 +38,8 @@ export interface ReceivingServiceDeps {
   secretBox: SecretBox;
   clock: Clock;
   logger: Logger;
-  /** Configured public address of the API for signed links; empty: the address a request came to. */
-  publicBaseUrl: string;
+  /** scheme://host of signed links (core/link-base.ts); throws when none can be made. */
+  linkBase: () => string;
 }
 
 /** The path (after the base URL) of a signed download. */
@@ -83,8 +81,6 @@ export function receivingService(deps: ReceivingServiceDeps) {
   });
 
   return {
-    publicBaseUrl: deps.publicBaseUrl.replace(/\/+$/, ''),
-
     async list(teamId: string, query: ListReceivedQuery): Promise<ListEnvelope<ReceivedListItem>> {
       const page = parsePageQuery(query);
       const startDate = query.start_date === undefined ? undefined : parseInstant('start_date', query.start_date);
@@ -101,7 +97,7 @@ export function receivingService(deps: ReceivingServiceDeps) {
       if (format !== 'cid' && format !== 'data_uri') throw invalidParameter('html_format', 'The `html_format` parameter must be `cid` or `data_uri`.');
       const row = await findEmail(teamId, id);
       const attachments = await repo.attachmentsOf([row.id]);
-      const raw = row.raw_key ? link(options.baseUrl, { kind: 'raw', emailId: row.id }) : null;
+      const raw = row.raw_key ? link(deps.linkBase(), { kind: 'raw', emailId: row.id }) : null;
       let html = row.html;
       if (format === 'data_uri' && html !== null && row.raw_key && attachments.some((a) => a.content_id)) {
         html = await htmlWithDataUris(await deps.spool.read(row.raw_key));
@@ -109,21 +105,22 @@ export function receivingService(deps: ReceivingServiceDeps) {
       return emailView(row, attachments, raw, html);
     },
 
-    async listAttachments(teamId: string, emailId: string, query: RawPageQuery, baseUrl: string): Promise<ListEnvelope<ReceivedAttachmentView>> {
+    async listAttachments(teamId: string, emailId: string, query: RawPageQuery): Promise<ListEnvelope<ReceivedAttachmentView>> {
       const page = parsePageQuery(query);
       const row = await findEmail(teamId, emailId);
       let parts = await repo.attachmentsOf([row.id]);
       if (page.after) parts = parts.slice(parts.findIndex((p) => p.id === page.after) + 1);
       if (page.before) parts = parts.slice(0, Math.max(0, parts.findIndex((p) => p.id === page.before)));
       const data = page.before ? parts.slice(-page.limit) : parts.slice(0, page.limit);
+      const baseUrl = deps.linkBase();
       return listOf(data.map((p) => attachmentView(baseUrl, p)), parts.length > data.length);
     },
 
-    async getAttachment(teamId: string, emailId: string, attachmentId: string, baseUrl: string): Promise<ReceivedAttachmentView> {
+    async getAttachment(teamId: string, emailId: string, attachmentId: string): Promise<ReceivedAttachmentView> {
       const row = await findEmail(teamId, emailId);
       const part = looksLikeId(attachmentId) ? await repo.attachment(teamId, row.id, attachmentId.toLowerCase()) : undefined;
       if (!part) throw notFound('Attachment');
-      return attachmentView(baseUrl, part);
+      return attachmentView(deps.linkBase(), part);
     },
 
     /** Removes the record, its attachments and its raw source; 404 afterwards. */

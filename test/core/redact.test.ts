@@ -106,6 +106,32 @@ t.test('an oversize body is replaced by a measurement', async (t) => {
   t.same(kept('/emails', big), { html: { size: 200 * 1024, sha256: sha(big.html) } });
 });
 
+t.test('share and download links keep their shape, the token becomes a measurement', async (t) => {
+  const share = 'AbCdEfGhIjKlMnOpQrStUvWxYz0123456789_-abcde';
+  const signed = 'v1.AAECAwQFBgcICQoL.AAECAwQFBgcICQoLDA0ODw.eyJ2IjoxfQ';
+  const redacted = (token: string) => `<redacted sha256:${sha(token)}>`;
+  t.same(kept('/emails/{email_id}/share', { object: 'email', id: 'e1', url: `https://mail.example.com/share/emails/${share}` }),
+    { object: 'email', id: 'e1', url: `https://mail.example.com/share/emails/${redacted(share)}` });
+  for (const kind of ['sent', 'received']) {
+    const out = kept('/emails/{email_id}/attachments', { object: 'list', data: [{ id: 'a1', download_url: `http://127.0.0.1:3000/downloads/${kind}/${signed}`, expires_at: 'x' }] });
+    t.equal(out.data[0].download_url, `http://127.0.0.1:3000/downloads/${kind}/${redacted(signed)}`, kind);
+  }
+  // Anywhere in any value or key, under /api/v1, in any case, percent-encoded, several at once.
+  const note = `see /api/v1/share/emails/${share}?x=1 and HTTPS://H/DOWNLOADS/SENT/${signed}#top`;
+  t.equal(kept('/x', { tags: [{ name: 'n', value: note }] }).tags[0].value,
+    `see /api/v1/share/emails/${redacted(share)}?x=1 and HTTPS://H/DOWNLOADS/SENT/${redacted(signed)}#top`);
+  t.same(kept('/x', { [`/share/emails/${share}`]: 1 }), { [`/share/emails/${redacted(share)}`]: 1 }, 'in a key');
+  t.equal(kept('/x', { next: `https://a.example/?to=https%3A%2F%2Fh%2Fshare%2Femails%2F${share}` }).next,
+    `https://a.example/?to=https%3A%2F%2Fh%2Fshare%2Femails%2F${redacted(share)}`);
+  t.equal(kept('/x', `https://h/downloads/received/${signed}`), `https://h/downloads/received/${redacted(signed)}`, 'a bare string body');
+  // the serialized text given by the caller is not reused when a link was replaced
+  const body = { url: `https://h/share/emails/${share}` };
+  t.notMatch(redactBody('/x', body, JSON.stringify(body))!, share);
+  // paths that are not links stay as they are
+  const plain = { a: '/share/emails/', b: '/downloads/other/x', c: 'https://h/emails/share', d: '/shared/emails/x' };
+  t.equal(redactBody('/x', plain, JSON.stringify(plain)), JSON.stringify(plain));
+});
+
 t.test('sourceFromUserAgent', async (t) => {
   t.equal(sourceFromUserAgent('resend-node:6.38.0'), 'sdk:node');
   t.equal(sourceFromUserAgent('resend-python/2.10.0'), 'sdk:python');

@@ -46,6 +46,9 @@ export async function startTestAppliance(options: TestApplianceOptions = {}): Pr
     // chance. test/api/rate-limit.test.ts sets the spec's figures itself.
     SVC_RATE_LIMIT_BURST: '100000',
     SVC_RATE_LIMIT_PER_SECOND: '100000',
+    // Same for the per-client bucket of the public routes (test/api/public-rate-limit.test.ts).
+    SVC_PUBLIC_RATE_LIMIT_BURST: '100000',
+    SVC_PUBLIC_RATE_LIMIT_PER_SECOND: '100000',
     ...(options.databaseUrl ? { SVC_DATABASE_URL: options.databaseUrl } : {}),
     ...options.env,
   });
