@@ -1,7 +1,8 @@
 import express, { type Express, type Router } from 'express';
-import openapiDocument from './generated/swagger.json' with { type: 'json' };
+import generatedDocument from './generated/swagger.json' with { type: 'json' };
 import { RegisterRoutes } from './generated/routes.js';
 import type { ApiDeps } from './deps.js';
+import { publishedDocument } from './openapi-document.js';
 import { operationMatcher } from './operations.js';
 import { requestContext } from './middleware/context.js';
 import { guard } from './middleware/guard.js';
@@ -12,6 +13,9 @@ import { jsonBody as boundedJsonBody } from './middleware/json-body.js';
 import { operationRoutes } from './dispatch.js';
 import { receivedDownloads } from './public/received-downloads.js';
 import { sentEmailRoutes } from './public/sent-emails.js';
+
+/** The document served at /openapi.json and routed by (api/openapi-document.ts). */
+const openapiDocument = publishedDocument(generatedDocument);
 
 export interface AppOptions {
   /** Extra routes mounted at /admin: only the admin socket's app gets them. */
@@ -45,7 +49,7 @@ function publicRouter(deps: ApiDeps): Router {
   sentEmailRoutes(router, limited, deps.emailShares, deps.logger);
   // The log hook goes first so that a request refused after authentication (429) is logged too.
   router.use(requestLog(deps));
-  router.use(guard(deps, operationMatcher(openapiDocument as never)));
+  router.use(guard(deps, operationMatcher(openapiDocument)));
   // An empty body sent as application/json means "no body" (SDKs send the header on every call).
   // GET and HEAD carry no body svc reads: not even looked for. Bodies are held to shape bounds
   // (depth, members) before any validator walks them.

@@ -2,12 +2,18 @@ import { ValidateError } from '@tsoa/runtime';
 import { ServiceError, type ErrorName, type FieldError } from '../core/errors.js';
 import { storageFailure } from '../storage/disk-full.js';
 
+/** Every failure's body (the spec's Errors section): branch on `name`, never on `message`. */
 export interface ErrorBody {
+  /** The HTTP status, repeated. @isInt */
   statusCode: number;
   name: ErrorName;
+  /** Human text; may be reworded. */
   message: string;
+  /** Only 1010, with a missing `User-Agent`. @isInt */
   code?: number;
+  /** The refused domain can be taken over with POST /domains/claim. */
   claimable?: boolean;
+  /** One item per failing field; additive. */
   errors?: FieldError[];
   details?: Record<string, unknown>;
 }

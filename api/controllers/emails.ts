@@ -1,4 +1,6 @@
-import { Body, Delete, Extension, Get, Header, Patch, Path, Post, Query, Request, Route, Tags } from '@tsoa/runtime';
+import {
+  Body, Delete, Extension, Get, Header, OperationId, Patch, Path, Post, Query, Request, Response, Route, Tags,
+} from '@tsoa/runtime';
 import type { Request as ExRequest } from 'express';
 import { ServiceError } from '../../core/errors.js';
 import type { Answer } from '../../core/idempotency.js';
@@ -8,6 +10,11 @@ import type { EmailListItem, EmailView } from '../../core/emails/index.js';
 import type { SentAttachmentView } from '../../core/emails/index.js';
 import { parsePageQuery } from '../../core/pagination.js';
 import { contextOf, principalOf } from '../context.js';
+import type { ErrorBody } from '../errors.js';
+import {
+  badRequest, badSendRequest, emailLocked, forbidden, idempotencyConflict, internal, invalidSend,
+  notFound, rateLimited, sendForbidden, unauthorized, unavailable, unprocessable,
+} from '../openapi-responses.js';
 import { SvcController } from './base.js';
 
 interface BufferJsonBody {
@@ -74,9 +81,22 @@ const callerOf = (req: ExRequest): Caller => {
 
 @Route('emails')
 @Tags('emails')
+@Response<ErrorBody>(401, unauthorized)
+@Response<ErrorBody>(403, forbidden)
+@Response<ErrorBody, { 'retry-after': string }>(429, rateLimited)
+@Response<ErrorBody>(500, internal)
+@Response<ErrorBody, { 'retry-after': string }>(503, unavailable)
 export class EmailsController extends SvcController {
-  /** Sends one email; 200 once it is durably recorded (not yet delivered). */
+  /**
+   * Sends one email; 200 once it is durably recorded (not yet delivered).
+   * @summary Send an email
+   */
   @Post()
+  @OperationId('sendEmail')
+  @Response<ErrorBody>(400, badSendRequest)
+  @Response<ErrorBody>(403, sendForbidden)
+  @Response<ErrorBody>(409, idempotencyConflict)
+  @Response<ErrorBody>(422, invalidSend)
   @Extension('x-svc-permission', 'sending_access')
   @Extension('x-svc-scope', 'emails:send')
   public async send(
@@ -89,8 +109,16 @@ export class EmailsController extends SvcController {
     return this.answer(answer);
   }
 
-  /** Up to 100 emails, one rate-limit token; `x-batch-validation: strict` (default) or `permissive`. */
+  /**
+   * Up to 100 emails, one rate-limit token; `x-batch-validation: strict` (default) or `permissive`.
+   * @summary Send a batch of emails
+   */
   @Post('batch')
+  @OperationId('sendEmailBatch')
+  @Response<ErrorBody>(400, badSendRequest)
+  @Response<ErrorBody>(403, sendForbidden)
+  @Response<ErrorBody>(409, idempotencyConflict)
+  @Response<ErrorBody>(422, invalidSend)
   @Extension('x-svc-permission', 'sending_access')
   @Extension('x-svc-scope', 'emails:send')
   public async batch(
@@ -109,7 +137,13 @@ export class EmailsController extends SvcController {
     return this.answer(answer);
   }
 
+  /**
+   * Sent emails, newest first.
+   * @summary List sent emails
+   */
   @Get()
+  @OperationId('listEmails')
+  @Response<ErrorBody>(422, unprocessable)
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:read')
   public async list(
@@ -127,15 +161,30 @@ export class EmailsController extends SvcController {
     return this.deps.emails.list(principalOf(req).teamId, { limit, after, before, status, api_key_id, start_date, end_date, search, tags });
   }
 
+  /**
+   * One sent email, with its last event.
+   * @summary Retrieve an email
+   */
   @Get('{email_id}')
+  @OperationId('getEmail')
+  @Response<ErrorBody>(400, badRequest)
+  @Response<ErrorBody>(404, notFound)
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:read')
   public async get(@Request() req: ExRequest, @Path() email_id: string): Promise<EmailView> {
     return this.deps.emails.get(principalOf(req).teamId, email_id);
   }
 
-  /** Reschedules an email that is still scheduled. */
+  /**
+   * Reschedules an email that is still scheduled.
+   * @summary Reschedule an email
+   */
   @Patch('{email_id}')
+  @OperationId('rescheduleEmail')
+  @Response<ErrorBody>(400, badRequest)
+  @Response<ErrorBody>(404, notFound)
+  @Response<ErrorBody>(409, emailLocked)
+  @Response<ErrorBody>(422, unprocessable)
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:write')
   public async reschedule(@Request() req: ExRequest, @Path() email_id: string, @Body() body: RescheduleBody): Promise<EmailRef> {
@@ -145,32 +194,59 @@ export class EmailsController extends SvcController {
     return this.deps.emails.reschedule(principalOf(req).teamId, email_id, body.scheduled_at);
   }
 
-  /** Cancels a scheduled email before it is dispatched. */
+  /**
+   * Cancels a scheduled email before it is dispatched.
+   * @summary Cancel a scheduled email
+   */
   @Post('{email_id}/cancel')
+  @OperationId('cancelEmail')
+  @Response<ErrorBody>(400, badRequest)
+  @Response<ErrorBody>(404, notFound)
+  @Response<ErrorBody>(409, emailLocked)
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:write')
   public async cancel(@Request() req: ExRequest, @Path() email_id: string): Promise<EmailRef> {
     return this.deps.emails.cancel(principalOf(req).teamId, email_id);
   }
 
-  /** A read-only page of the message, without sign-in; the secret URL is returned this once. */
+  /**
+   * A read-only page of the message, without sign-in; the secret URL is returned this once.
+   * @summary Create a share link
+   */
   @Post('{email_id}/share')
+  @OperationId('shareEmail')
+  @Response<ErrorBody>(400, badRequest)
+  @Response<ErrorBody>(404, notFound)
+  @Response<ErrorBody>(422, unprocessable)
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:write')
   public async share(@Request() req: ExRequest, @Path() email_id: string, @Body() body?: ShareBody): Promise<EmailRef & { url: string }> {
     return this.deps.emailShares.create(principalOf(req).teamId, email_id, body?.expires_in ?? undefined);
   }
 
-  /** Revokes every share link of the email: they then answer 404 like unknown ones. */
+  /**
+   * Revokes every share link of the email: they then answer 404 like unknown ones.
+   * @summary Revoke the share links
+   */
   @Delete('{email_id}/share')
+  @OperationId('revokeEmailShares')
+  @Response<ErrorBody>(400, badRequest)
+  @Response<ErrorBody>(404, notFound)
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:write')
   public async revokeShares(@Request() req: ExRequest, @Path() email_id: string): Promise<EmailRef & { revoked: number }> {
     return this.deps.emailShares.revoke(principalOf(req).teamId, email_id);
   }
 
-  /** The attachments as sent, each with a download link valid 15 minutes. */
+  /**
+   * The attachments as sent, each with a download link valid 15 minutes.
+   * @summary List a sent email's attachments
+   */
   @Get('{email_id}/attachments')
+  @OperationId('listEmailAttachments')
+  @Response<ErrorBody>(400, badRequest)
+  @Response<ErrorBody>(404, notFound)
+  @Response<ErrorBody>(422, unprocessable)
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:read')
   public async attachments(
@@ -180,7 +256,14 @@ export class EmailsController extends SvcController {
     return this.deps.emailShares.listAttachments(principalOf(req).teamId, email_id);
   }
 
+  /**
+   * One attachment as sent, with a download link valid 15 minutes.
+   * @summary Retrieve a sent attachment
+   */
   @Get('{email_id}/attachments/{attachment_id}')
+  @OperationId('getEmailAttachment')
+  @Response<ErrorBody>(400, badRequest)
+  @Response<ErrorBody>(404, notFound)
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:read')
   public async attachment(@Request() req: ExRequest, @Path() email_id: string, @Path() attachment_id: string): Promise<SentAttachmentView> {

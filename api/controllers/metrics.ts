@@ -1,16 +1,28 @@
-import { Extension, Get, Query, Request, Route, Tags } from '@tsoa/runtime';
+import { Extension, Get, OperationId, Query, Request, Response, Route, Tags } from '@tsoa/runtime';
 import type { Request as ExRequest } from 'express';
 import type { MetricsView } from '../../core/metrics/index.js';
 import { principalOf } from '../context.js';
+import type { ErrorBody } from '../errors.js';
+import { forbidden, internal, rateLimited, unauthorized, unavailable, unprocessable } from '../openapi-responses.js';
 import { SvcController } from './base.js';
 
 // List parameters are typed string[]: tsoa passes one value as a one-item array, and a repeated
 // parameter (`metrics=sent&metrics=opened`) as every value; core splits commas and validates.
 @Route('emails/metrics')
 @Tags('emails')
+@Response<ErrorBody>(401, unauthorized)
+@Response<ErrorBody>(403, forbidden)
+@Response<ErrorBody, { 'retry-after': string }>(429, rateLimited)
+@Response<ErrorBody>(500, internal)
+@Response<ErrorBody, { 'retry-after': string }>(503, unavailable)
 export class MetricsController extends SvcController {
-  /** Sending and receiving figures over a window, from one-minute rollups of the events. */
+  /**
+   * Sending and receiving figures over a window, from one-minute rollups of the events.
+   * @summary Email metrics
+   */
   @Get()
+  @OperationId('getEmailMetrics')
+  @Response<ErrorBody>(422, unprocessable)
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:read')
   public async get(

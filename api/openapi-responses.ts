@@ -1,0 +1,52 @@
+// The descriptions of the error answers in the OpenAPI document, shared by the controllers'
+// `@Response<ErrorBody>(status, description)` decorators: tsoa reads these constants when it
+// writes the document. Each names the error `name`s a client can branch on for that status
+// (docs/api-conventions.md has the order in which they are checked).
+
+export const badRequest =
+  'validation_error: malformed JSON, an unknown or ill-typed body field (one `errors[]` item per field), or a path parameter that is not valid percent-encoding.';
+
+export const badSendRequest =
+  'validation_error (a field is wrong; one `errors[]` item per field) or invalid_idempotency_key (`Idempotency-Key` outside 1-256 characters).';
+
+export const unauthorized =
+  'missing_api_key (no `Authorization: Bearer` header), invalid_api_key, or restricted_api_key (a sending_access key on a route that needs full_access).';
+
+export const forbidden =
+  'validation_error with `code: 1010` when the `User-Agent` header is missing; restricted_api_key (revoked key) or suspended_api_key.';
+
+export const sendForbidden =
+  'validation_error: the `from` domain is not verified or not allowed for this key, a sandbox region refuses the recipient, or the `User-Agent` header is missing (`code: 1010`); restricted_api_key or suspended_api_key.';
+
+export const keyForbidden =
+  'invalid_permission: Inbox access can only be granted on the admin socket; validation_error with `code: 1010` when the `User-Agent` header is missing; restricted_api_key or suspended_api_key.';
+
+export const notFound = 'not_found: no such resource in this team (another team\'s ids are not found either).';
+
+export const idempotencyConflict =
+  'concurrent_idempotent_requests (the same `Idempotency-Key` is in flight) or invalid_idempotent_request (the same key with a different request).';
+
+export const emailLocked = 'resource_locked: the email has already been dispatched.';
+
+export const domainConflict =
+  'resource_locked (the name is verified on another team: claim it with POST /domains/claim; `claimable: true`) or receiving_mx_in_use (receiving would take mail from the MX in place; send `confirm_replace_mx`).';
+
+export const domainLocked =
+  'resource_locked: the name is verified on (or was claimed by) another team, or a DKIM rotation is already waiting for its record.';
+
+export const messageLocked = 'resource_locked: the message is being delivered right now.';
+
+export const unprocessable =
+  'missing_required_field, missing_required_parameter, invalid_parameter (a query or path parameter is malformed; `errors[]` names it) or validation_error (the resource refuses the value).';
+
+export const invalidSend =
+  'missing_required_field, validation_error (invalid recipient, bulk send without unsubscribe, failing checks) or invalid_attachment.';
+
+export const rateLimited = 'rate_limit_exceeded: the team\'s request bucket is empty; retry after `retry-after` seconds.';
+
+export const internal = 'application_error: an unexpected failure; the message names the request id.';
+
+export const unavailable = 'service_unavailable: storage is full or failing (nothing was stored); retry after `retry-after` seconds.';
+
+export const dnsUnavailable = 'service_unavailable: DNS or the DNS provider did not answer, or storage is full or failing; retry later.';
+
