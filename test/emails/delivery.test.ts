@@ -3,10 +3,11 @@ import type { OutboundRole } from '../../bin/roles/outbound.js';
 import { sweepAmbiguous } from '../../core/emails/ambiguous.js';
 import { emailsRepo } from '../../storage/emails.js';
 import { startTestAppliance } from '../helpers/appliance.js';
+import { waitFor } from '../helpers/deadline.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
 import { call } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
-import { eventsOf, mailZone, mutableClock, waitFor } from '../helpers/email-fixtures.js';
+import { eventsOf, mailZone, mutableClock } from '../helpers/email-fixtures.js';
 
 // The outbound MTA end to end: API → queue → MIME + DKIM → the recipient's MX (a scripted
 // smtp-server on loopback, found through the test DNS server) → rules → events.

@@ -8,7 +8,8 @@ import { call, type CallResult } from '../helpers/http.js';
 import { idOperations, resourceKeys } from '../helpers/faults.js';
 import { verifyDomainThroughApi } from '../helpers/sending.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
-import { mailZone, waitFor } from '../helpers/email-fixtures.js';
+import { waitFor } from '../helpers/deadline.js';
+import { mailZone } from '../helpers/email-fixtures.js';
 
 // Secrets at rest and in transit: after API keys, DKIM keys (two domains and a rotation), webhook
 // signing secrets (and a rotation) and a kept Cloudflare token are made through the API and used
