@@ -34,7 +34,10 @@
 // sends and as many inbound messages: "fsync before reply" counts the 200s and 250s checked and
 // those not preceded by an fsync of what they promise (must be 0), and the same run under
 // eatmydata (fsync a no-op) must flag every reply. Skipped, with the reason, without strace.
-import { mkdtempSync, rmSync } from 'node:fs';
+//
+// `--json <file>`: the outcome is also written to <file> as data (SoakOutcome), the printed
+// output unchanged; test/faults/soak.test.ts asserts on that.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -61,6 +64,14 @@ const FSYNC_N = intFromEnv('FAULTS_FSYNC_N', 200);
 /** The email events the soak's webhook endpoint subscribes to. */
 const HOOK_EVENTS = ['email.sent', 'email.delivered', 'email.delivery_delayed', 'email.bounced', 'email.failed', 'email.received'];
 
+/** Where `--json <file>` asks for the outcome as data; undefined without the flag. */
+const jsonFile = ((args: string[]) => {
+  const at = args.indexOf('--json');
+  if (at < 0) return undefined;
+  if (!args[at + 1]) throw new Error('--json needs a file name');
+  return args[at + 1];
+})(process.argv.slice(2));
+
 function intFromEnv(name: string, fallback: number): number {
   const raw = process.env[name];
   return raw === undefined || raw === '' ? fallback : Number.parseInt(raw, 10);
@@ -78,6 +89,26 @@ interface Phase {
   from: number;
   to: number;
   recoveries: number[];
+}
+
+/** What `--json` writes: the table's rows and the figures printed under it, as data. */
+export interface SoakOutcome {
+  /** One row per fault and load, then one `total` row per load (the printed table). */
+  rows: Row[];
+  /** Something accepted was lost or delivered twice (webhook repeats under one wh-id aside). */
+  bad: boolean;
+  api: { made: number; accepted: number; refused: number; hung: number };
+  batch: { made: number; accepted: number };
+  inbound: { offered: number; accepted: number };
+  webhooks: { requests: number; bad: number };
+  /** Recipients still queued, submitting or scheduled when the drain stopped waiting (0: drained). */
+  undrained: number;
+  drainSeconds: number;
+  soakSeconds: number;
+  /** The strace probe; `skipped` names why it did not run. */
+  fsync: { skipped?: string; bad: boolean; checked: number; violations: number; flaggedWithoutFsync: number; repliesWithoutFsync: number };
+  /** The message of an error that ended the soak early. */
+  error?: string;
 }
 
 /** The side loads of the mixed load and the webhook receiver. */
@@ -144,12 +175,14 @@ try {
   const inbound = await inboundOutcome(phases, mixed);
   svc.proc.kill('SIGTERM');
   await svc.exited;
-  const bad = report(phases, load, mixed, drained, inbound, hooks);
-  const fsyncBad = await fsyncBeforeReply();
-  process.exitCode = bad || fsyncBad ? 1 : 0;
+  const outcome = report(phases, load, mixed, drained, inbound, hooks);
+  const fsync = await fsyncBeforeReply();
+  process.exitCode = outcome.bad || fsync.bad ? 1 : 0;
+  if (jsonFile) writeFileSync(jsonFile, JSON.stringify({ ...outcome, fsync }, null, 2));
 } catch (err) {
   console.error(err);
   process.exitCode = 1;
+  if (jsonFile) writeFileSync(jsonFile, JSON.stringify({ error: String((err as Error)?.stack ?? err) }, null, 2));
 } finally {
   svc.proc.kill('SIGKILL');
   await redis.stop();
@@ -203,15 +236,16 @@ async function recoveredAfter(load: Load, at: number, over: number): Promise<num
   return Number.NaN;
 }
 
-interface Final { messageIds: Map<string, string>; states: Map<string, string>; seconds: number }
+interface Final { messageIds: Map<string, string>; states: Map<string, string>; seconds: number; open: number }
 
 /** Waits until nothing is queued or being submitted; answers each email's Message-ID and state. */
 async function drain(timeoutMs: number): Promise<Final> {
   const started = performance.now();
   const db = new BetterSqlite3(join(dataDir, 'svc.sqlite'), { readonly: true });
   try {
+    let open: { n: number };
     for (;;) {
-      const open = db.prepare("select count(*) as n from email_recipients where state in ('queued', 'submitting', 'scheduled')").get() as { n: number };
+      open = db.prepare("select count(*) as n from email_recipients where state in ('queued', 'submitting', 'scheduled')").get() as { n: number };
       if (open.n === 0 || performance.now() - started > timeoutMs) break;
       await sleep(250);
     }
@@ -220,13 +254,14 @@ async function drain(timeoutMs: number): Promise<Final> {
       messageIds: new Map(rows.map((r) => [r.id, r.message_id])),
       states: new Map(rows.map((r) => [r.id, r.state])),
       seconds: Math.round((performance.now() - started) / 1000),
+      open: open.n,
     };
   } finally {
     db.close();
   }
 }
 
-interface Row { fault: string; load: string; injections: number; accepted: number; delivered: number; ambiguous: number; lost: number; duplicated: number; bad?: number; recovery?: string }
+export interface Row { fault: string; load: string; injections: number; accepted: number; delivered: number; ambiguous: number; lost: number; duplicated: number; bad?: number; recovery?: string }
 
 /** Emails (single or batch) by where they ended: at the MX, ambiguous/failed with a reason, or lost. */
 function emailRow(fault: string, load: string, injections: number, ids: string[], final: Final): Row {
@@ -244,7 +279,7 @@ function emailRow(fault: string, load: string, injections: number, ids: string[]
   return row;
 }
 
-function report(phases: Phase[], load: Load, mixed: Mixed, final: Final, inbound: Map<string, Row>, hooks: Map<string, Row>): boolean {
+function report(phases: Phase[], load: Load, mixed: Mixed, final: Final, inbound: Map<string, Row>, hooks: Map<string, Row>): Omit<SoakOutcome, 'fsync'> {
   const rows: Row[] = [];
   for (const p of phases) {
     const maxRecovery = `${(Math.max(...p.recoveries) / 1000).toFixed(1)} s`;
@@ -269,7 +304,14 @@ function report(phases: Phase[], load: Load, mixed: Mixed, final: Final, inbound
   console.log(`webhooks: ${mixed.receiver.requests.length} requests received; "bad" = an event received under two different wh-ids: ${totals[3]!.bad}`);
   console.log(`queue drained ${final.seconds} s after the load stopped; whole soak ${Math.round((Date.now() - startedAt) / 1000)} s`);
   console.log(bad ? 'RESULT: something accepted was lost or delivered twice' : 'RESULT: nothing accepted was lost or delivered twice');
-  return bad;
+  return {
+    rows: [...rows, ...totals], bad,
+    api: { made: load.records.length, accepted: load.accepted.size, refused, hung },
+    batch: { made: mixed.batch.records.length, accepted: mixed.batch.accepted.size },
+    inbound: { offered: mixed.inbound.records.length, accepted: mixed.inbound.accepted.size },
+    webhooks: { requests: mixed.receiver.requests.length, bad: totals[3]!.bad ?? 0 },
+    undrained: final.open, drainSeconds: final.seconds, soakSeconds: Math.round((Date.now() - startedAt) / 1000),
+  };
 }
 
 function printTable(rows: Row[]): void {
@@ -396,11 +438,11 @@ async function webhookOutcome(phases: Phase[], mixed: Mixed, load: Load, timeout
 }
 
 /** The strace probe: an fsync before every 200/250, and the probe fails when fsync is disabled. */
-async function fsyncBeforeReply(): Promise<boolean> {
+async function fsyncBeforeReply(): Promise<SoakOutcome['fsync']> {
   const unavailable = probeUnavailable({ eatmydata: true });
   if (unavailable) {
     console.log(`fsync before reply: not checked (${unavailable})`);
-    return false;
+    return { skipped: unavailable, bad: false, checked: 0, violations: 0, flaggedWithoutFsync: 0, repliesWithoutFsync: 0 };
   }
   const on = await runFsyncProbe({ sends: FSYNC_N, receives: FSYNC_N });
   const off = await runFsyncProbe({ sends: FSYNC_N, receives: FSYNC_N, eatmydata: true });
@@ -408,5 +450,6 @@ async function fsyncBeforeReply(): Promise<boolean> {
   console.log(`fsync before reply: ${checked} replies checked (${on.http} 200s to POST /emails, ${on.smtp} 250s after DATA), ${on.violations.length} violations; ` +
     `fsyncs seen: database ${on.fsyncs.database}, spool ${on.fsyncs.spool}`);
   console.log(`fsync before reply, fsync disabled (eatmydata): ${off.violations.length} of ${off.http + off.smtp} replies flagged (the probe must flag them all)`);
-  return on.violations.length > 0 || checked !== 2 * FSYNC_N || off.http + off.smtp !== 2 * FSYNC_N || off.violations.length !== 2 * FSYNC_N;
+  const bad = on.violations.length > 0 || checked !== 2 * FSYNC_N || off.http + off.smtp !== 2 * FSYNC_N || off.violations.length !== 2 * FSYNC_N;
+  return { bad, checked, violations: on.violations.length, flaggedWithoutFsync: off.violations.length, repliesWithoutFsync: off.http + off.smtp };
 }

@@ -4,8 +4,8 @@ import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { schema } from '../config/schema.js';
+import { exitWithin, waitFor, withDeadline } from './helpers/deadline.js';
 import { call } from './helpers/http.js';
 import { freePort } from './helpers/ports.js';
 
@@ -30,7 +30,8 @@ interface Run {
 
 /** Runs `svc …` to completion (killed after timeoutMs so a wrong acceptance cannot hang the file). */
 function svc(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<Run> {
-  return new Promise((resolvePromise, reject) => {
+  // The kill ends the process; the bound after it covers pipes a stray grandchild might hold open.
+  return withDeadline(`svc ${args.join(' ')} to finish`, new Promise<Run>((resolvePromise, reject) => {
     const child = spawn(svcBin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
@@ -42,7 +43,7 @@ function svc(args: string[], env: Record<string, string>, timeoutMs = 60_000): P
       clearTimeout(timer);
       resolvePromise({ code, signal, stdout, stderr });
     });
-  });
+  }), timeoutMs + 10_000);
 }
 
 const lines = (text: string) => text.split('\n').filter((l) => l.length > 0);
@@ -137,16 +138,6 @@ function isAlive(pid: number): boolean {
   }
 }
 
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(50);
-  }
-}
-
 t.test('svc start runs a private Redis, the API and the admin socket; admin commands work; SIGTERM stops it all', async (t) => {
   const httpPort = await freePort();
   const smtpPort = await freePort();
@@ -165,8 +156,8 @@ t.test('svc start runs a private Redis, the API and the admin socket; admin comm
 
   const health = await waitFor('GET /health', async () => {
     if (proc.exitCode !== null) throw new Error(`svc exited early: ${stderr}`);
-    const r = await call(base, 'GET', '/health');
-    return r.status === 200 ? r : undefined;
+    const r = await call(base, 'GET', '/health').catch(() => undefined);
+    return r?.status === 200 ? r : undefined;
   }, 60_000).catch((err: Error) => { t.fail(`${err.message}; stderr: ${stderr}; stdout: ${stdout}`); return undefined; });
   if (!health) return;
   t.equal(health.status, 200);
@@ -231,7 +222,7 @@ t.test('svc start runs a private Redis, the API and the admin socket; admin comm
   // SIGTERM: a clean exit within a few seconds, and the private Redis goes with it.
   const stopStarted = Date.now();
   proc.kill('SIGTERM');
-  const result = await Promise.race([exited, sleep(30_000, undefined, { ref: false })]);
+  const result = await withDeadline('svc to exit after SIGTERM', exited, 30_000).catch(() => undefined);
   t.ok(result, 'svc exits within 30 s of SIGTERM');
   t.same(result, { code: 0, signal: null }, `exit code 0 (stderr: ${stderr})`);
   t.ok(Date.now() - stopStarted < 30_000);
@@ -250,9 +241,8 @@ t.test('svc killed with -9 takes its private Redis with it', async (t) => {
   await waitFor('GET /health', async () => ((await call(`http://127.0.0.1:${httpPort}`, 'GET', '/health').catch(() => undefined))?.status === 200 ? true : undefined), 60_000);
   const [redisPid] = childPids(proc.pid!, 'redis-server');
   t.ok(redisPid, 'svc runs its private redis-server');
-  const gone = new Promise((resolve) => proc.once('exit', resolve));
   proc.kill('SIGKILL');
-  await gone;
+  await exitWithin('svc to exit after SIGKILL', proc);
   const stopped = await waitFor('the private redis-server to stop', async () => (isAlive(redisPid!) ? undefined : true), 10_000).then(() => true, () => false);
   t.ok(stopped, 'no redis-server outlives svc');
 });

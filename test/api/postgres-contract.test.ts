@@ -1,7 +1,8 @@
 import t from 'tap';
 import { adminCall } from '../../bin/admin-client.js';
 import { startTestAppliance } from '../helpers/appliance.js';
-import { eventsOf, mailZone, waitFor } from '../helpers/email-fixtures.js';
+import { waitFor } from '../helpers/deadline.js';
+import { eventsOf, mailZone } from '../helpers/email-fixtures.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
 import { call } from '../helpers/http.js';
 import { createTestDatabase } from '../helpers/postgres.js';

@@ -8,7 +8,8 @@ import { startTestAppliance } from '../helpers/appliance.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
 import { call } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
-import { eventsOf, mailZone, mutableClock, waitFor } from '../helpers/email-fixtures.js';
+import { waitFor } from '../helpers/deadline.js';
+import { eventsOf, mailZone, mutableClock } from '../helpers/email-fixtures.js';
 
 // Sent attachments (15-minute signed download links) and share links (a secret URL returned
 // once, only its hash kept; unknown, expired and revoked answer the same 404).

@@ -3,10 +3,11 @@ import type { OutboundRole } from '../../bin/roles/outbound.js';
 import { sweepAmbiguous } from '../../core/emails/ambiguous.js';
 import { emailsRepo } from '../../storage/emails.js';
 import { startTestAppliance } from '../helpers/appliance.js';
+import { waitFor } from '../helpers/deadline.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
 import { call } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
-import { eventsOf, mailZone, mutableClock, waitFor } from '../helpers/email-fixtures.js';
+import { eventsOf, mailZone, mutableClock } from '../helpers/email-fixtures.js';
 
 // The outbound MTA end to end: API → queue → MIME + DKIM → the recipient's MX (a scripted
 // smtp-server on loopback, found through the test DNS server) → rules → events.
@@ -154,9 +155,11 @@ t.test('the mailbox simulator resolves inside svc', async (t) => {
   t.same((await eventsOf(app, complained)).map((e) => e.type), ['email.sent', 'email.delivered', 'email.complained']);
   t.match((await eventsOf(app, bounced)).find((e) => e.type === 'email.bounced')!.data.bounce, { type: 'Permanent' });
   t.equal(mx.received.filter((m) => m.rcptTo.endsWith('simulator.svc.invalid')).length, 0, 'nothing left svc');
+  // Simulator bounces never suppress the address: it is not on the list, and a second send bounces again.
+  const listed = await call(base, 'GET', `/suppressions/${encodeURIComponent('bounced+x@simulator.svc.invalid')}`, { token: team.token });
+  t.equal(listed.status, 404, 'the bounced simulator address is not on the suppression list');
   const again = await send({ to: 'bounced+x@simulator.svc.invalid' });
-  await until(again, 'bounced');
-  t.pass('simulator bounces never suppress the address');
+  t.equal(await until(again, 'bounced', 'suppressed'), 'bounced', 'a second send to it bounces again instead of being suppressed');
 });
 
 t.test('scheduled mail is dispatched and delivered at its time', async (t) => {

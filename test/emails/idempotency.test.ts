@@ -1,6 +1,7 @@
 import t from 'tap';
 import { runIdempotent } from '../../core/idempotency.js';
 import { startTestAppliance } from '../helpers/appliance.js';
+import { waitFor } from '../helpers/deadline.js';
 import { call } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
 import { mailZone, mutableClock } from '../helpers/email-fixtures.js';
@@ -53,7 +54,7 @@ t.test('a key outside 1-256 characters is 400 invalid_idempotency_key', async (t
 t.test('the same key while the first request runs is 409 concurrent_idempotent_requests', async (t) => {
   // The first request waits on a DNS server that never answers (recipient check).
   const slow = send(body('slow-1', 'x@slow-dns.net'), 'key-slow');
-  await new Promise((r) => setTimeout(r, 300));
+  await waitFor('the first request to ask DNS about slow-dns.net', async () => dns.queries.some((q) => q.name === 'slow-dns.net'));
   const second = await send(body('slow-1', 'x@slow-dns.net'), 'key-slow');
   t.equal(second.status, 409);
   t.equal(second.body.name, 'concurrent_idempotent_requests');

@@ -3,7 +3,8 @@ import { Resend } from 'resend';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
 import { verifyDomainThroughApi } from '../helpers/sending.js';
-import { mailZone, waitFor } from '../helpers/email-fixtures.js';
+import { waitFor } from '../helpers/deadline.js';
+import { mailZone } from '../helpers/email-fixtures.js';
 
 // The resend SDK, unchanged, against svc: only the base URL and the key differ. The sending
 // domain is created and verified through the domains API, and mail reaches a fake MX.

@@ -94,17 +94,17 @@ t.test('rule 4: refused recipients with reason, cause and suggestion', async (t)
   const cases: [string, string, string | undefined][] = [
     ['someone@example.com', 'reserved_domain', undefined],
     ['someone@host.test', 'reserved_domain', undefined],
-    ['someone@[127.0.0.1]', 'reserved_domain', undefined],
     ['someone@gmial.com', 'typo_domain', 'gmail.com'],
     ['someone@nomail-here.net', 'no_mail', undefined],
     ['someone@no-such-domain-anywhere.net', 'no_mail', undefined],
   ];
+  // An address literal never reaches the recipient rules: the address format refuses it first.
+  const literal = await send({ ...good, to: 'someone@[127.0.0.1]' });
+  t.equal(literal.status, 422, 'an address literal');
+  t.match(literal.body, { name: 'validation_error', errors: [{ path: 'to', message: /email address needs to follow/ }] }, 'refused as a malformed address');
+  t.notOk('details' in literal.body, 'with no recipient-rule details');
   for (const [to, cause, suggestion] of cases) {
     const r = await send({ ...good, to });
-    if (r.status === 422 && r.body.name === 'validation_error' && r.body.errors?.[0]?.path === 'to' && !r.body.details) {
-      t.pass(`${to}: refused as a malformed address`);
-      continue;
-    }
     t.equal(r.status, 422, to);
     t.equal(r.body.name, 'validation_error', to);
     t.equal(r.body.details?.reason, 'invalid_recipient', to);

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import BetterSqlite3 from 'better-sqlite3';
 import { startTestAppliance } from '../helpers/appliance.js';
+import { withDeadline } from '../helpers/deadline.js';
 import { call } from '../helpers/http.js';
 import { svcBin } from '../helpers/faults-svc.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
@@ -81,18 +82,18 @@ await sleep(1000);
 const before = keysOf(liveDb);
 const ackedBefore = acked.length;
 const backupPath = join(backupRoot, 'nightly');
-const cli = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-  const child = spawn(svcBin, ['admin', 'backup', backupPath], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SVC_DATA_DIR: app.config.data_dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+const child = spawn(svcBin, ['admin', 'backup', backupPath], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SVC_DATA_DIR: app.config.data_dir }, stdio: ['ignore', 'pipe', 'pipe'] });
+const cli = await withDeadline('svc admin backup to finish', new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
   child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
   child.once('close', (code) => resolve({ code, stdout, stderr }));
-});
+}), 90_000).catch((err: unknown) => { child.kill('SIGKILL'); throw err; });
 const ackedDuring = acked.length - ackedBefore;
 await sleep(500);
 running = false;
-await Promise.all(writers);
+await withDeadline('the load writers to finish their last write', Promise.all(writers));
 
 // Restore as docs/operations.md says: database and spool from the backup, the kept secret key.
 copyFileSync(join(backupPath, 'svc.sqlite'), join(restoredDir, 'svc.sqlite'));

@@ -5,10 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EICAR, startTestClamd, type TestClamd } from '../helpers/clamd.js';
-import { within } from '../helpers/faults.js';
+import { waitFor, withDeadline } from '../helpers/deadline.js';
 import { call } from '../helpers/http.js';
 import { rfc822, startInboundRig, type InboundRig } from '../helpers/inbound-rig.js';
-import { waitFor } from '../helpers/email-fixtures.js';
 
 // clamd down or hung, under load (test/inbound/scanning.test.ts covers verdicts, a frozen clamd
 // and a missing socket one message at a time). svc is configured with a socket path that is a
@@ -73,7 +72,7 @@ interface Sent { subject: string; virus: boolean; at: number; ms: number; code: 
 /** One message; its SMTP answer (250, 451, …; 0 when none came) and how long it took. */
 async function offer(r: Rig, subject: string, virus: boolean): Promise<Sent> {
   const at = performance.now();
-  const code = await within(BOUND_MS + 5000, subject, r.rig.send({ from: 'm@far.example', to: ['desk@fault-inbox.net'] }, message(subject, virus)))
+  const code = await withDeadline(`the SMTP answer to ${subject}`, r.rig.send({ from: 'm@far.example', to: ['desk@fault-inbox.net'] }, message(subject, virus)), BOUND_MS + 5000)
     .then(() => 250, (err: { responseCode?: number; message: string }) => err.responseCode ?? 0);
   return { subject, virus, at, ms: Math.round(performance.now() - at), code };
 }

@@ -3,6 +3,7 @@ import { cpSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { withDeadline } from '../helpers/deadline.js';
 import { spawnSvc } from '../helpers/faults-svc.js';
 import { call } from '../helpers/http.js';
 
@@ -22,7 +23,7 @@ for (let b = 0; b < 5; b++) {
   await call(first.baseUrl, 'POST', '/suppressions/batch/add', { token: team.token, body: { emails: Array.from({ length: 100 }, (_, i) => `p${b}-${i}-${'x'.repeat(60)}@far.example`) } });
 }
 first.proc.kill('SIGTERM');
-await first.exited;
+await withDeadline('the first svc to exit after SIGTERM', first.exited, 60_000);
 
 function damaged(name: string, offset: number, bytes: Buffer): string {
   const dir = join(root, name);
@@ -48,16 +49,15 @@ t.test('the pristine copy had its WAL folded in, and starts', async (t) => {
   await svc.ready();
   t.equal((await call(svc.baseUrl, 'GET', '/suppressions?limit=1', { token: team.token })).status, 200);
   svc.proc.kill('SIGTERM');
-  const exit = await svc.exited;
+  const exit = await withDeadline('svc on the pristine copy to exit after SIGTERM', svc.exited, 60_000);
   t.equal(exit.code, 0, `a clean stop (signal ${exit.signal}; ${svc.output().stderr.trim().slice(-300)})`);
 });
 
 for (const [what, dir] of cases) {
   t.test(`damage to the ${what}: exit 1 with one clear line`, async (t) => {
     const svc = await spawnSvc({ dataDir: dir });
-    const timer = setTimeout(() => svc.proc.kill('SIGKILL'), 60_000);
-    const exit = await svc.exited;
-    clearTimeout(timer);
+    // Killed either way when the wait ends: a svc still running past the bound leaves nothing behind.
+    const exit = await withDeadline(`svc to exit on its own at start (damaged ${what})`, svc.exited, 60_000).finally(() => svc.proc.kill('SIGKILL'));
     const { stderr } = svc.output();
     const lines = stderr.split('\n').filter(Boolean);
     t.equal(exit.code, 1, `exit code (signal ${exit.signal}) after ${Math.round(exit.atMs)} ms`);

@@ -4,11 +4,12 @@ import { closeSync, mkdtempSync, openSync, rmSync, unlinkSync, writeSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import { waitFor, withDeadline } from '../helpers/deadline.js';
 import { startFakeMx, type FakeMx } from '../helpers/fake-mx.js';
 import { spawnSvc, type SvcProcess } from '../helpers/faults-svc.js';
 import { call, type CallResult } from '../helpers/http.js';
 import { verifyDomainThroughApi } from '../helpers/sending.js';
-import { mailZone, waitFor } from '../helpers/email-fixtures.js';
+import { mailZone } from '../helpers/email-fixtures.js';
 import { publish, regionHosts, type WireRecord } from '../helpers/domain-fixtures.js';
 import { rawSmtp } from '../helpers/raw-smtp.js';
 
@@ -48,7 +49,12 @@ async function startRig(dataDir: string): Promise<Rig> {
   const dns = await mailZone(['inbox-one.net']);
   const mx = await startFakeMx({ keepRaw: false });
   let svc: SvcProcess | undefined;
-  t.teardown(async () => { svc?.proc.kill('SIGKILL'); await svc?.exited; await mx.stop(); await dns.stop(); });
+  t.teardown(async () => {
+    svc?.proc.kill('SIGKILL');
+    if (svc) await withDeadline('svc to exit after SIGKILL', svc.exited);
+    await mx.stop();
+    await dns.stop();
+  });
   svc = await spawnSvc({
     dataDir,
     env: {
@@ -162,7 +168,7 @@ async function run(rig: Rig): Promise<void> {
     const inboundAfter = await receive('after');
     t.match(inboundAfter.replies[4], /^250 /, 'inbound 250 again');
     received.add('Inbound after');
-    await waitFor('/ready ok', async () => (await call(svc.baseUrl, 'GET', '/ready')).status === 200, 10_000);
+    await waitFor('/ready ok', async () => (await call(svc.baseUrl, 'GET', '/ready')).status === 200, 30_000);
     t.equal(svc.proc.exitCode, null, 'the same process, never restarted');
   });
 

@@ -1,4 +1,5 @@
 import t, { type Test } from 'tap';
+import { waitFor } from '../helpers/deadline.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
 import { hostileClient, type HostileClient } from '../helpers/hostile-client.js';
 import { startHostileRig } from '../helpers/hostile-rig.js';
@@ -311,8 +312,7 @@ t.test('control: a real API send to the same foreign domain does reach the fake 
   fakeSendingDomains(rig.app, rig.dns).add({ teamId: team.teamId, name: 'sender-hostile.net' });
   const sent = await rig.api(team.token, 'POST', '/emails', { from: 'hello@sender-hostile.net', to: 'user@other-victim.net', subject: 'control', text: 'control' });
   t.equal(sent.status, 200, JSON.stringify(sent.body));
-  const until = Date.now() + 20_000;
-  while (rig.mx.received.length === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+  await waitFor('the control email at the fake MX', async () => rig.mx.received.length > 0, 30_000, 100);
   t.equal(rig.mx.received.length, 1, 'delivered to the fake MX');
   t.equal(rig.mx.received[0]?.rcptTo, 'user@other-victim.net');
 });

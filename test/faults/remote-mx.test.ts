@@ -7,7 +7,8 @@ import { startHostileMx, type HostileBehaviour, type HostileMx } from '../helper
 import { call } from '../helpers/http.js';
 import { freePort } from '../helpers/ports.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
-import { eventsOf, mailZone, mutableClock, waitFor } from '../helpers/email-fixtures.js';
+import { waitFor } from '../helpers/deadline.js';
+import { eventsOf, mailZone, mutableClock } from '../helpers/email-fixtures.js';
 
 // A remote MX that misbehaves, against svc's real outbound role: one misbehaving MX per
 // destination domain, each on its own loopback address (127.0.0.N) and the configured SMTP port.

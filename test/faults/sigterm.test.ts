@@ -5,6 +5,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { eventWithin, withDeadline } from '../helpers/deadline.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 import { spawnSvc, type SvcProcess } from '../helpers/faults-svc.js';
 import { call } from '../helpers/http.js';
@@ -71,7 +72,7 @@ function halfPost(port: number, token: string, path: string, body: unknown) {
     req.once('error', reject);
   });
   req.write(text.subarray(0, 10));
-  return { finish: async () => { req.end(text.subarray(10)); return answer; } };
+  return { finish: async () => { req.end(text.subarray(10)); return withDeadline(`the answer to the half-sent POST ${path}`, answer); } };
 }
 
 const first = await start();
@@ -113,7 +114,7 @@ t.test('SIGTERM with work in flight: listeners close, in-flight work completes, 
   t.match(dataReply, /^250/, 'the message in flight is taken');
   busy.close();
   idle.close();
-  const exit = await first.exited;
+  const exit = await withDeadline('svc to exit after SIGTERM', first.exited, 60_000);
   const seconds = (performance.now() - stopAt) / 1000;
   t.equal(exit.code, 0, `exit code 0 (${first.output().stderr.trim().slice(-300)})`);
   t.ok(seconds < 30, `gone ${seconds.toFixed(1)} s after SIGTERM`);
@@ -125,17 +126,17 @@ t.test('SIGTERM with work in flight: listeners close, in-flight work completes, 
   t.ok(received.some((m: { subject: string }) => m.subject === 'In flight at SIGTERM'), 'the message is kept');
   t.equal((await call(again.baseUrl, 'GET', '/suppressions/in-flight@far.example', { token: team.token })).status, 200, 'the request\'s work is kept');
   again.proc.kill('SIGTERM');
-  t.equal((await again.exited).code, 0);
+  t.equal((await withDeadline('the restarted svc to exit after SIGTERM', again.exited, 60_000)).code, 0);
 });
 
 t.test('SIGTERM with an SMTP client that never says anything: still exit 0 within 30 s', async (t) => {
   const svc = await start();
   const silent = connect(svc.smtpPort, '127.0.0.1');
-  await new Promise<void>((r) => silent.once('data', () => r()));
+  await eventWithin('the greeting to the silent SMTP client', silent, 'data');
   silent.on('error', () => undefined);
   const stopAt = performance.now();
   svc.proc.kill('SIGTERM');
-  const exit = await svc.exited;
+  const exit = await withDeadline('svc to exit after SIGTERM with a silent client', svc.exited, 60_000);
   const seconds = (performance.now() - stopAt) / 1000;
   silent.destroy();
   t.equal(exit.code, 0, `exit code 0 (${svc.output().stdout.split('\n').filter((l) => /stop|took/.test(l)).join(' | ').slice(0, 400)})`);

@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { exitWithin, waitFor } from './deadline.js';
 
 // A real clamd (Debian's clamav-daemon) for one test file: a temp DatabaseDirectory holding only a
 // custom .ndb signature for the EICAR test string (so nothing is downloaded; detection names end in
@@ -45,7 +46,6 @@ export async function startTestClamd(): Promise<TestClamd> {
   const child: ChildProcess = spawn(CLAMD_BIN, ['-c', conf], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   child.stderr?.on('data', (c: Buffer) => { stderr += c.toString(); });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   await waitForPong(socket, child, () => stderr);
   return {
     socket,
@@ -57,8 +57,7 @@ export async function startTestClamd(): Promise<TestClamd> {
         child.kill('SIGCONT');
         child.kill('SIGTERM');
         const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
-        await exited;
-        clearTimeout(timer);
+        await exitWithin('clamd to exit after SIGTERM (SIGKILL after 5 s)', child, 30_000).finally(() => clearTimeout(timer));
       }
       rmSync(dir, { recursive: true, force: true });
     },
@@ -66,14 +65,13 @@ export async function startTestClamd(): Promise<TestClamd> {
 }
 
 async function waitForPong(socket: string, child: ChildProcess, stderr: () => string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
+  await waitFor('clamd to answer PING', async () => {
     if (child.exitCode !== null) throw new Error(`clamd exited (${child.exitCode}): ${stderr()}`);
-    if (existsSync(socket) && (await ping(socket))) return;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`clamd did not answer PING within 30 s: ${stderr()}`);
+    return existsSync(socket) && (await ping(socket));
+  }, 60_000, 50).catch((err: Error) => {
+    child.kill('SIGKILL');
+    throw new Error(`${err.message}: ${stderr()}`, { cause: err });
+  });
 }
 
 function ping(socket: string): Promise<boolean> {

@@ -10,7 +10,8 @@ import { startFakeMx, type FakeMx } from './fake-mx.js';
 import { call } from './http.js';
 import { startTestRedis, type TestRedis } from './redis.js';
 import { verifyDomainThroughApi } from './sending.js';
-import { mailZone, waitFor } from './email-fixtures.js';
+import { exitWithin, waitFor } from './deadline.js';
+import { mailZone } from './email-fixtures.js';
 
 // The crash rig (test and bench): emails are accepted by an in-process API, then delivered by a
 // real `bin/svc start --role outbound` child on the same data folder and Redis, which is killed
@@ -80,7 +81,8 @@ export function spawnOutboundProcess(settings: Record<string, string>, logFile?:
   return spawn(svcBin, ['start', '--role', 'outbound'], { env, stdio: ['ignore', out, 'inherit'] });
 }
 
-export const exited = (child: ChildProcess) => new Promise<void>((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r())));
+/** Resolves once the outbound child is gone (a SIGKILL or SIGTERM was sent); fails after 60 s. */
+export const exited = (child: ChildProcess) => exitWithin(`outbound child ${child.pid} to exit`, child, 60_000);
 
 async function acceptEmails(rig: Rig, count: number): Promise<string[]> {
   const ids: string[] = [];

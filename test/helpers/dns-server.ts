@@ -1,6 +1,7 @@
 import { createSocket, type Socket } from 'node:dgram';
-import { createServer, type Server } from 'node:net';
+import { createServer, type Server, type Socket as TcpSocket } from 'node:net';
 import * as packet from 'dns-packet';
+import { withDeadline } from './deadline.js';
 import { freePort } from './ports.js';
 
 export type ZoneRecord =
@@ -40,7 +41,10 @@ export async function startDnsServer(initial: Record<string, ZoneRecord[]> = {})
     if (reply) udp.send(reply, rinfo.port, rinfo.address);
   });
   await new Promise<void>((resolve) => udp.bind(port, '127.0.0.1', () => resolve()));
+  const open = new Set<TcpSocket>();
   const tcp = createServer((socket) => {
+    open.add(socket);
+    socket.on('close', () => open.delete(socket));
     let buffered = Buffer.alloc(0);
     socket.on('data', (chunk) => {
       buffered = Buffer.concat([buffered, chunk]);
@@ -64,7 +68,11 @@ export async function startDnsServer(initial: Record<string, ZoneRecord[]> = {})
       zone.set(normal(name), Array.isArray(current) ? [...current, record] : [record]);
     },
     remove: (name) => { zone.delete(normal(name)); },
-    stop: () => closeBoth(udp, tcp),
+    stop: () => {
+      // A resolver may keep its TCP connection open: closing the server waits for none.
+      for (const socket of open) socket.destroy();
+      return closeBoth(udp, tcp);
+    },
   };
 }
 
@@ -114,7 +122,7 @@ function toAnswer(name: string, record: ZoneRecord): packet.Answer {
 const normal = (name: string) => name.toLowerCase().replace(/\.$/, '');
 
 function closeBoth(udp: Socket, tcp: Server): Promise<void> {
-  return new Promise((resolve) => {
+  return withDeadline('the test DNS server to close', new Promise((resolve) => {
     udp.close(() => tcp.close(() => resolve()));
-  });
+  }));
 }

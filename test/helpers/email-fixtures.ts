@@ -43,14 +43,3 @@ export function mutableClock(start = new Date()): MutableClock {
     advance: (ms) => { current += ms; },
   };
 }
-
-/** Polls until `check` returns a value (not undefined/false); fails after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { withDeadline } from './deadline.js';
 
 // Cloudflare cannot be reached from here, so autoconfiguration is tested against this: a local
 // HTTP server speaking the documented subset of the v4 API svc uses — the {success, errors,
@@ -122,7 +123,7 @@ export async function startFakeCloudflare(): Promise<FakeCloudflare> {
       records.push({ id: cfId(), zone_id: zoneByName(zoneName)!.id, proxied: false, ttl: 1, ...record, name: record.name.toLowerCase() });
     },
     recordsAt: (name) => records.filter((r) => r.name === name.toLowerCase()),
-    stop: () => new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    stop: () => withDeadline('the fake Cloudflare API to close', new Promise((resolve) => { server.closeAllConnections(); server.close(() => resolve()); })),
   };
 }
 

@@ -2,6 +2,7 @@ import { Resolver } from 'node:dns/promises';
 import { createRequire } from 'node:module';
 import { createServer, type Socket } from 'node:net';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
+import { withDeadline } from './deadline.js';
 import { freePort } from './ports.js';
 
 // A scripted remote MX on loopback (smtp-server), for the outbound MTA's tests: per recipient it
@@ -112,10 +113,10 @@ export async function startFakeMx(options: FakeMxOptions = {}): Promise<FakeMx> 
     },
     setDefault: (b) => { fallback = b; },
     get connections() { return connections; },
-    stop: () => new Promise<void>((resolve) => {
+    stop: () => withDeadline('the fake MX to close', new Promise<void>((resolve) => {
       for (const c of (server as unknown as { connections: Set<{ _socket?: { destroy(): void } }> }).connections) c._socket?.destroy();
       server.close(() => resolve());
-    }),
+    })),
   };
 }
 
@@ -203,7 +204,7 @@ export async function startHostileMx(options: HostileMxOptions): Promise<Hostile
   const mx: HostileMx = {
     host: options.host, port: options.port, behaviour: options.behaviour, connections: 0, messages: [], streamedBytes: 0,
     open: () => sockets.size,
-    stop: () => new Promise<void>((resolve) => { for (const s of sockets) s.destroy(); server.close(() => resolve()); }),
+    stop: () => withDeadline('the hostile MX to close', new Promise<void>((resolve) => { for (const s of sockets) s.destroy(); server.close(() => resolve()); })),
   };
   const endless = (socket: Socket) => {
     const pump = () => {

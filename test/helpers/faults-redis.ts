@@ -4,6 +4,7 @@ import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { eventWithin, exitWithin, waitFor } from './deadline.js';
 import { freePort } from './ports.js';
 import type { TestRedis } from './redis.js';
 
@@ -31,19 +32,16 @@ export async function startFaultRedis(): Promise<FaultRedis> {
     const proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir,
       '--enable-debug-command', 'local', '--loglevel', 'warning'], { stdio: ['ignore', 'ignore', 'ignore'] });
     child = proc;
-    for (let i = 0; i < 200; i++) {
+    await waitFor(`redis-server on port ${port} to answer PING`, async () => {
       if (proc.exitCode !== null) throw new Error(`redis-server exited with ${proc.exitCode}`);
-      if ((await raw(port, ['PING'], 500).catch(() => '')) === '+PONG') return;
-      await sleep(25);
-    }
-    throw new Error('redis-server did not answer PING');
+      return (await raw(port, ['PING'], 500).catch(() => '')) === '+PONG';
+    }, 30_000);
   };
   const kill = async () => {
     const proc = child;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
-    const gone = new Promise<void>((r) => proc.once('exit', () => r()));
     proc.kill('SIGKILL');
-    await gone;
+    await exitWithin('redis-server to exit after SIGKILL', proc, 30_000);
   };
   await launch();
   return {
@@ -53,7 +51,7 @@ export async function startFaultRedis(): Promise<FaultRedis> {
     restart: launch,
     async stall(seconds) {
       const socket = createConnection({ port, host: '127.0.0.1' });
-      await new Promise<void>((resolve, reject) => { socket.once('connect', () => resolve()); socket.once('error', reject); });
+      await eventWithin('a connection to redis-server for DEBUG SLEEP', socket, 'connect', 10_000);
       socket.write(`DEBUG SLEEP ${seconds}\r\n`);
       socket.once('data', (d) => { if (!d.toString().startsWith('+OK')) console.error(`DEBUG SLEEP: ${d.toString().trim()}`); socket.destroy(); });
       socket.on('error', () => undefined);
@@ -76,6 +74,6 @@ function raw(port: number, args: string[], timeoutMs: number): Promise<string> {
     socket.once('connect', () => socket.write(`*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`));
     socket.once('data', (d) => { socket.destroy(); resolve(d.toString().split('\r\n')[0]!); });
     socket.once('error', reject);
-    socket.once('timeout', () => { socket.destroy(); reject(new Error('redis: no reply')); });
+    socket.once('timeout', () => { socket.destroy(); reject(new Error(`redis: no reply to ${args[0]} within ${timeoutMs} ms`)); });
   });
 }

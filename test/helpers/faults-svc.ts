@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join, resolve } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { adminCall } from '../../bin/admin-client.js';
+import { waitFor } from './deadline.js';
 import { freePort } from './ports.js';
 
 // The real executable as an operator runs it (`bin/svc start`), for faults that need a process
@@ -61,16 +61,12 @@ export async function spawnSvc(options: SvcOptions): Promise<SvcProcess> {
     proc, baseUrl, httpPort, smtpPort, adminSocket, exited,
     output: () => ({ stdout, stderr }),
     async ready(timeoutMs = 60_000) {
-      const until = Date.now() + timeoutMs;
       let gone = false;
       void exited.then(() => { gone = true; });
-      for (;;) {
+      await waitFor('svc to answer /health', async () => {
         if (gone) throw new Error(`svc exited before it answered: ${stderr.trim()}`);
-        const ok = await fetch(`${baseUrl}/health`).then((r) => r.ok, () => false);
-        if (ok) return;
-        if (Date.now() > until) throw new Error(`svc did not answer /health within ${timeoutMs} ms: ${stderr.trim()}`);
-        await sleep(100);
-      }
+        return fetch(`${baseUrl}/health`, { signal: AbortSignal.timeout(5000) }).then((r) => r.ok, () => false);
+      }, timeoutMs, 100).catch((err: Error) => { throw new Error(`${err.message}: ${stderr.trim()}`, { cause: err }); });
     },
     async newTeam(name) {
       const team = await adminCall(adminSocket, 'POST', '/admin/teams', { name });

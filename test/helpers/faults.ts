@@ -95,13 +95,3 @@ export async function timed<T>(work: () => Promise<T>): Promise<{ value: T; ms: 
   const value = await work();
   return { value, ms: Math.round(performance.now() - started) };
 }
-
-/** Rejects when `promise` has not settled within `ms` (a bound on hangs, not a speed check). */
-export async function within<T>(ms: number, what: string, promise: Promise<T>): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  try {
-    return await Promise.race([promise, new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: no answer within ${ms} ms`)), ms); })]);
-  } finally {
-    clearTimeout(timer);
-  }
-}

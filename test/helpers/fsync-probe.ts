@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { withDeadline } from './deadline.js';
 import { spawnSvc, type SvcProcess } from './faults-svc.js';
 import { call } from './http.js';
 import { startTestRedis } from './redis.js';
@@ -260,11 +261,9 @@ async function stop(svc: SvcProcess): Promise<void> {
   const stracePid = svc.proc.pid!;
   const children = readFileSync(`/proc/${stracePid}/task/${stracePid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
   for (const pid of children) process.kill(pid, 'SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const exit = await Promise.race([svc.exited, new Promise<undefined>((r) => { timer = setTimeout(r, 30_000, undefined); })]);
-  clearTimeout(timer);
-  if (!exit) {
+  const exited = await withDeadline('svc to exit after SIGTERM', svc.exited, 30_000).then(() => true, () => false);
+  if (!exited) {
     for (const pid of children) process.kill(pid, 'SIGKILL');
-    await svc.exited;
+    await withDeadline('strace to exit after svc got SIGKILL', svc.exited, 30_000);
   }
 }

@@ -1,5 +1,6 @@
 import { connect, type Socket } from 'node:net';
 import { connect as tlsConnect, type TLSSocket } from 'node:tls';
+import { eventWithin } from './deadline.js';
 import { takeReplies } from './raw-smtp.js';
 
 // A scripted SMTP client for hostile input, beyond test/inbound/raw-smtp.ts: it notices when the
@@ -81,7 +82,7 @@ export async function hostileClient(port: number): Promise<HostileClient> {
       const plain = socket as Socket;
       plain.removeListener('data', onData);
       const secure = tlsConnect({ socket: plain, rejectUnauthorized: false, servername: 'mx.svc-test.net' });
-      await new Promise<void>((resolve, reject) => { secure.once('secureConnect', () => resolve()); secure.once('error', reject); });
+      await eventWithin('the TLS handshake after STARTTLS', secure, 'secureConnect');
       socket = secure;
       upgrading = false;
       listen(secure);
@@ -102,7 +103,7 @@ export async function hostileClient(port: number): Promise<HostileClient> {
       for (const w of waiting.splice(0)) w('closed');
     });
   };
-  await new Promise<void>((resolve, reject) => { socket.once('connect', () => resolve()); socket.once('error', reject); });
+  await eventWithin(`an SMTP connection to port ${port}`, socket, 'connect');
   listen(socket);
   client.greeting = await client.reply();
   return client;

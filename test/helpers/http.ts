@@ -8,6 +8,9 @@ export interface CallOptions {
   noUserAgent?: boolean;
 }
 
+/** How long one call may take before it fails (generous: a bound on hangs, not a speed check). */
+export const CALL_TIMEOUT_MS = 60_000;
+
 export interface CallResult {
   status: number;
   headers: Headers;
@@ -22,8 +25,9 @@ export async function call(baseUrl: string, method: string, path: string, option
   const body = options.raw ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
   // fetch always sends a User-Agent; go through node:http when it must be absent.
   if (options.noUserAgent) return rawCall(baseUrl, method, path, headers, body);
-  const res = await fetch(baseUrl + path, { method, headers, body });
-  const text = await res.text();
+  const what = `${method} ${path}`;
+  const res = await fetch(baseUrl + path, { method, headers, body, signal: AbortSignal.timeout(CALL_TIMEOUT_MS) }).catch(timedOut(what));
+  const text = await res.text().catch(timedOut(what));
   return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : undefined };
 }
 
@@ -40,7 +44,14 @@ async function rawCall(baseUrl: string, method: string, path: string, headers: R
         resolve({ status: res.statusCode ?? 0, headers: h, body: text ? JSON.parse(text) : undefined });
       });
     });
+    req.setTimeout(CALL_TIMEOUT_MS, () => req.destroy(new Error(`${method} ${path}: no answer within ${CALL_TIMEOUT_MS} ms`)));
     req.on('error', reject);
     req.end(body);
   });
 }
+
+/** Names the call when its time ran out; passes any other error on as it is. */
+const timedOut = (what: string) => (err: unknown): never => {
+  if (err instanceof DOMException && err.name === 'TimeoutError') throw new Error(`${what}: no answer within ${CALL_TIMEOUT_MS} ms`, { cause: err });
+  throw err;
+};

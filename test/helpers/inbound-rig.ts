@@ -1,5 +1,6 @@
 import nodemailer from 'nodemailer';
 import { startTestAppliance, type TestAppliance } from './appliance.js';
+import { DEFAULT_WAIT_MS } from './deadline.js';
 import { startDnsServer, type TestDnsServer } from './dns-server.js';
 import { call, type CallResult } from './http.js';
 import { eventsRepo } from '../../storage/events.js';
@@ -47,7 +48,11 @@ export async function startInboundRig(options: RigOptions = {}): Promise<Inbound
   const domains = new Map<string, ReceivingDomain>();
   app.appliance.services.receiving.routing.domains = { receivingDomain: async (name) => domains.get(name) };
   const smtpPort = inbound.smtp.port;
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: smtpPort, secure: false, tls: { rejectUnauthorized: false } });
+  // Bounded like every wait in a test (the library's own socket timeout is ten minutes of silence).
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1', port: smtpPort, secure: false, tls: { rejectUnauthorized: false },
+    connectionTimeout: DEFAULT_WAIT_MS, greetingTimeout: DEFAULT_WAIT_MS, socketTimeout: 2 * DEFAULT_WAIT_MS,
+  });
   return {
     app, dns, smtpPort, domains,
     addDomain(teamId, name) {

@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import { DEFAULT_WAIT_MS, eventWithin } from './deadline.js';
 
 // A scripted SMTP client over a plain socket, for what a real client library would never send:
 // bare LF or CR, smuggled end-of-data sequences, odd address forms. Replies are read whole
@@ -38,10 +39,10 @@ export async function rawSmtp(port: number, host = '127.0.0.1', localAddress?: s
   const nextReply = () => new Promise<string>((resolve, reject) => {
     const queued = ready.shift();
     if (queued !== undefined) return resolve(queued);
-    const timer = setTimeout(() => reject(new Error(`no SMTP reply; buffer: ${JSON.stringify(buffer)}`)), 20_000);
+    const timer = setTimeout(() => reject(new Error(`no SMTP reply within ${DEFAULT_WAIT_MS} ms; buffer: ${JSON.stringify(buffer)}`)), DEFAULT_WAIT_MS);
     waiting.push((r) => { clearTimeout(timer); resolve(r); });
   });
-  await new Promise<void>((resolve, reject) => { socket.once('connect', () => resolve()); socket.once('error', reject); });
+  await eventWithin(`an SMTP connection to ${host}:${port}`, socket, 'connect');
   const greeting = await nextReply();
   return {
     greeting,

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startPrivateRedis } from '../../storage/redis-process.js';
+import { withDeadline } from './deadline.js';
 import { freePort } from './ports.js';
 
 export interface TestRedis {
@@ -17,7 +18,7 @@ export async function startTestRedis(): Promise<TestRedis> {
     const port = await freePort();
     try {
       const redis = await startPrivateRedis({ bin: 'redis-server', dir, port });
-      return { url: redis.url, port, stop: async () => { await redis.stop(); rmSync(dir, { recursive: true, force: true }); } };
+      return { url: redis.url, port, stop: async () => { await withDeadline('the test redis-server to stop after SIGTERM', redis.stop(), 30_000); rmSync(dir, { recursive: true, force: true }); } };
     } catch (err) {
       if (attempt >= 3) throw err;
     }

@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { DEFAULT_WAIT_MS, withDeadline } from './deadline.js';
 
 /** What one request to the receiver is answered with. */
 export interface Reply {
@@ -31,8 +32,8 @@ export interface WebhookReceiver {
   setFallback(path: string, reply: Reply): void;
   /** Most requests to one path that were open at the same time. */
   maxConcurrent(path: string): number;
-  /** Resolves when `count` requests reached `path` (or any path when omitted). */
-  waitFor(count: number, path?: string): Promise<ReceivedRequest[]>;
+  /** Resolves when `count` requests reached `path` (or any path when omitted); fails after `timeoutMs`. */
+  waitFor(count: number, path?: string, timeoutMs?: number): Promise<ReceivedRequest[]>;
   stop(): Promise<void>;
 }
 
@@ -85,15 +86,19 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       fallbacks.set(path, reply);
     },
     maxConcurrent: (path) => peaks.get(path) ?? 0,
-    waitFor(count, path) {
-      return new Promise((resolve) => {
-        waiters.push({ count, path, resolve });
-        notify();
+    async waitFor(count, path, timeoutMs = DEFAULT_WAIT_MS) {
+      const waiter = { count, path, resolve: (_: ReceivedRequest[]) => undefined as void };
+      const arrived = new Promise<ReceivedRequest[]>((resolve) => { waiter.resolve = resolve; });
+      waiters.push(waiter);
+      notify();
+      return withDeadline(`${count} webhook requests to ${path ?? 'any path'}`, arrived, timeoutMs).catch((err: Error) => {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        throw new Error(`${err.message} (${matching(path).length} arrived)`, { cause: err });
       });
     },
     async stop() {
       server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await withDeadline('the webhook receiver to close', new Promise<void>((resolve) => server.close(() => resolve())));
     },
   };
 }

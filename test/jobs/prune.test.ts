@@ -2,6 +2,7 @@ import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestAppliance } from '../helpers/appliance.js';
+import { withDeadline } from '../helpers/deadline.js';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
 import { pruneRequestLogs } from '../../core/request-logs/retention.js';
@@ -115,7 +116,7 @@ t.test('the Redis lock keeps a job from running twice at once', async (t) => {
 
   const first = one.runNow(slow.name);
   const sameInstance = one.runNow(slow.name);
-  await isRunning;
+  await withDeadline('the slow job to start', isRunning);
   t.equal(await sameInstance, false, 'a second runNow on the same instance, issued at the same moment, loses');
   t.equal(runs, 1, 'the job started once');
   t.ok(await redis.get(redisKeys.jobLock(slow.name)), 'the lock is held in Redis while it runs');
@@ -123,7 +124,7 @@ t.test('the Redis lock keeps a job from running twice at once', async (t) => {
   t.ok(ttl > 0 && ttl <= 60_000, `the lock has the job's lease as its expiry (${ttl} ms)`);
   t.equal(await two.runNow(slow.name), false, 'another instance loses too');
   finish();
-  t.equal(await first, true, 'the winner reports it ran');
+  t.equal(await withDeadline('the released job to finish', first), true, 'the winner reports it ran');
   t.equal(runs, 1, 'the job ran exactly once');
   t.equal(maxActive, 1);
   t.equal(await redis.get(redisKeys.jobLock(slow.name)), null, 'the lock is released when the job ends');

@@ -6,7 +6,7 @@ import { emitEvent, type EventType } from '../../core/outbox/index.js';
 import { metricsRollup } from '../../core/metrics/index.js';
 import { eventsRepo } from '../../storage/events.js';
 import { inTransaction } from '../../storage/transaction.js';
-import { waitFor } from '../helpers/email-fixtures.js';
+import { waitFor, withDeadline } from '../helpers/deadline.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { testClock } from '../helpers/test-clock.js';
 import { bounceOf, fakeEmail, getMetrics } from '../helpers/metrics-fixtures.js';
@@ -82,21 +82,21 @@ t.test('three processes folding at once: each event once, totals exact', async (
   const start = () => {
     const proc = spawn(process.execPath, [child, dbFile, '25'], { stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';
-    const ready = new Promise<void>((resolve) => proc.stdout.on('data', (c: Buffer) => { out += c.toString(); if (out.startsWith('ready\n')) resolve(); }));
-    const done = new Promise<number>((resolve, reject) => {
-      // A child that cannot finish (a lock never granted) fails the test instead of hanging it.
-      const deadline = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error('rollup child did not finish within 60 s')); }, 60_000);
-      proc.on('exit', () => clearTimeout(deadline));
+    const said = new Promise<void>((resolve) => proc.stdout.on('data', (c: Buffer) => { out += c.toString(); if (out.startsWith('ready\n')) resolve(); }));
+    const exited = new Promise<number>((resolve, reject) => {
       proc.on('error', reject);
       proc.on('exit', (code) => (code === 0 ? resolve(Number(out.slice('ready\n'.length).trim())) : reject(new Error(`rollup child exited ${code}`))));
     });
-    return { ready, done, go: () => proc.stdin.end('go\n') };
+    // A child that cannot start or finish (a lock never granted) fails the test instead of hanging it.
+    const bounded = <T>(what: string, p: Promise<T>) => withDeadline(what, p, 60_000).catch((err: unknown) => { proc.kill('SIGKILL'); throw err; });
+    const ready = bounded('a rollup child to say ready', Promise.race([said, exited.then(() => { throw new Error(`rollup child exited before ready: ${out}`); })]));
+    return { ready, done: () => bounded('a rollup child to finish folding', exited), go: () => proc.stdin.end('go\n') };
   };
   const children = [start(), start()];
   await Promise.all(children.map((c) => c.ready));
   const own = metricsRollup({ db, batchSize: 25 });
   for (const c of children) c.go();
-  const [a, b, c] = await Promise.all([...children.map((ch) => ch.done), own.catchUp().then((r) => r.events)]);
+  const [a, b, c] = await Promise.all([...children.map((ch) => ch.done()), own.catchUp().then((r) => r.events)]);
   const total = (await eventsRepo(db).after(0, 1_000_000)).length;
   t.equal(a + b + c, total, `every outbox event folded by exactly one process (${a} + ${b} + ${c})`);
   const r = await getMetrics(base, token, metricsQuery);

@@ -1,9 +1,10 @@
 import t from 'tap';
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { openDatabase } from '../../storage/db.js';
+import { waitFor, withDeadline } from '../helpers/deadline.js';
 
 // The WAL is checkpointed by a thread of its own, not inside some request's COMMIT: after more than
 // 4 MiB of commits the pages reach the database file although this connection's own threshold
@@ -24,16 +25,22 @@ t.test('the checkpoint thread copies the WAL into the database file', async (t) 
   })();
   t.ok(statSync(`${path}-wal`).size > 4 * 1024 * 1024, 'over 4 MiB of WAL');
   t.ok(statSync(path).size - before < 1024 * 1024, 'the commit itself checkpointed nothing');
-  let grown = 0;
-  for (let i = 0; i < 50 && grown < 5 * 1024 * 1024; i++) {
-    await sleep(100);
-    grown = statSync(path).size - before;
-  }
+  const grownBy = () => statSync(path).size - before;
+  const grown = await waitFor('the WAL pages to reach the database file', async () => grownBy() >= 5 * 1024 * 1024 && grownBy(), 30_000, 100)
+    .catch(() => grownBy());
   t.ok(grown >= 5 * 1024 * 1024, `the pages reached the database file (${(grown / 1024 / 1024).toFixed(1)} MiB)`);
 });
 
 t.test('closing the database stops the thread', async (t) => {
+  // Counted as the kernel sees them: the checkpoint worker is unref'd, so a thread that outlived
+  // close() would not keep the process alive and would otherwise go unnoticed.
+  const threads = () => readdirSync('/proc/self/task').length;
+  await stat(dir); // the libuv thread pool starts on first use: started now, it does not count below
+  const before = threads();
   const other = await openDatabase({ path: join(dir, 'other.sqlite'), synchronous: 'FULL' });
-  await other.close();
-  t.pass('closed without hanging');
+  t.equal(threads(), before + 1, 'an open database runs one more thread: its checkpointer');
+  await withDeadline('the database to close', other.close(), 20_000);
+  const after = await waitFor('the checkpoint thread to end', async () => (threads() === before ? before : undefined), 20_000)
+    .catch(() => threads());
+  t.equal(after, before, 'closed: the thread is gone');
 });

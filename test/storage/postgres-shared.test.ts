@@ -14,6 +14,7 @@ import { retentionRepo } from '../../storage/retention.js';
 import { inTransaction } from '../../storage/transaction.js';
 import { webhooksRepo } from '../../storage/webhooks.js';
 import { inRelaxedWriteTransaction, inWriteTransaction } from '../../storage/write-transaction.js';
+import { waitFor, withDeadline } from '../helpers/deadline.js';
 import { fakeEmail, writeEmailEvent } from '../helpers/metrics-fixtures.js';
 import { emailRow, iso, openPgFixture, receivedRow, recipientRow } from '../helpers/pg-rows.js';
 
@@ -28,12 +29,11 @@ const otherDb = second.db;
 
 /** Resolves once some session of this database waits for a lock (polled: no timing assumed). */
 async function someoneWaitsForALock(): Promise<void> {
-  for (;;) {
+  await waitFor('a session of the test database to wait for a lock', async () => {
     const r = await sql<{ n: number }>`select count(*) as n from pg_stat_activity
       where datname = current_database() and wait_event_type = 'Lock'`.execute(db);
-    if (r.rows[0]!.n > 0) return;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+    return r.rows[0]!.n > 0;
+  }, 60_000, 5);
 }
 
 /** A promise and its resolver. */
@@ -131,18 +131,17 @@ t.test('events commit in seq order: a later writer waits for the earlier one', a
     await firstHolds.wait;
   });
   // Wait until the first transaction holds the outbox lock (its event is inserted).
-  for (;;) {
+  await waitFor('the first transaction to hold the outbox lock', async () => {
     const r = await sql<{ n: number }>`select count(*) as n from pg_locks
       where locktype = 'advisory' and granted and database = (select oid from pg_database where datname = current_database())`.execute(otherDb);
-    if (r.rows[0]!.n > 0) break;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
+    return r.rows[0]!.n > 0;
+  }, 60_000, 5);
   let secondDone = false;
   const later = eventsRepo(otherDb).insert({ id: newId(), team_id: team, type: 'second', created_at: iso(), data: '{}' }).then(() => { secondDone = true; });
   await someoneWaitsForALock();
   t.notOk(secondDone, 'the second insert waits while the first transaction is open');
   firstHolds.open();
-  await Promise.all([first, later]);
+  await withDeadline('both event inserts to commit', Promise.all([first, later]), 60_000);
   const rows = await db.selectFrom('events').select(['seq', 'type']).where('team_id', '=', team).orderBy('seq').execute();
   t.same(rows.map((r) => r.type), ['first', 'second'], 'seq order is commit order');
 });
@@ -152,20 +151,24 @@ t.test('metrics: the rollup cursor is locked, so two processes never count an ev
   const at = '2026-03-01T10:00:00.000Z';
   for (let i = 0; i < 30; i++) await writeEmailEvent(i % 2 ? db : otherDb, teamId, 'email.sent', fakeEmail(), at);
   const holder = gate();
+  const locked = gate();
   const held = inTransaction(db, async (trx) => {
     await metricsRollupRepo(trx).lockCursor('pg-test');
+    locked.open();
     await holder.wait;
     await metricsRollupRepo(trx).setCursor('pg-test', 7);
   });
-  await new Promise((resolve) => setImmediate(resolve));
+  // The second starts only once the first holds the cursor: started any sooner, it could take the
+  // lock first on a loaded machine, and then nobody would ever wait.
+  await withDeadline('the first transaction to lock the rollup cursor', locked.wait, 60_000);
   const waiting = inTransaction(otherDb, async (trx) => {
     await metricsRollupRepo(trx).lockCursor('pg-test');
     return metricsRollupRepo(trx).cursor('pg-test');
   });
   await someoneWaitsForALock();
   holder.open();
-  await held;
-  t.equal(await waiting, 7, 'the second reads the cursor only after the first committed');
+  await withDeadline('the first rollup transaction to commit', held, 60_000);
+  t.equal(await withDeadline('the second rollup transaction to read the cursor', waiting, 60_000), 7, 'the second reads the cursor only after the first committed');
 
   const rollups = [metricsRollup({ db, batchSize: 4 }), metricsRollup({ db: otherDb, batchSize: 4 })];
   await Promise.all(rollups.map((r) => r.catchUp()));

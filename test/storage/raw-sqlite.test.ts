@@ -8,6 +8,7 @@ import { inWriteTransaction } from '../../storage/write-transaction.js';
 import { compiledInsert } from '../../storage/compiled.js';
 import { executeRead } from '../../storage/raw-sqlite.js';
 import { paginate } from '../../storage/paginate.js';
+import { withDeadline } from '../helpers/deadline.js';
 
 // The raw better-sqlite3 paths (raw-sqlite.ts) must keep what Kysely's way guarantees: a read never
 // sees, nor lands inside, a write transaction that holds the connection; compiled statements run
@@ -34,8 +35,7 @@ t.test('a read while a write transaction holds the connection waits for its comm
   await sleep(50);
   t.equal(read, undefined, 'the read has not run inside the open transaction');
   release();
-  await write;
-  await reading;
+  await withDeadline('the held write to commit and the read after it', Promise.all([write, reading]));
   t.same(read, ['team-held'], 'it ran after the commit and sees the row');
 });
 

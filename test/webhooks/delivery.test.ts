@@ -1,6 +1,7 @@
 import t from 'tap';
 import { Resend } from 'resend';
 import { startTestAppliance } from '../helpers/appliance.js';
+import { withDeadline } from '../helpers/deadline.js';
 import { call } from '../helpers/http.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 import { testClock } from '../helpers/test-clock.js';
@@ -240,7 +241,7 @@ t.test('a stuck endpoint holds only its own slots; others are delivered meanwhil
   t.equal(fast.length, 10, 'all ten reached the fast endpoint while the other is stuck');
   t.equal(receiver.at('/stuck').length, 4, 'the stuck one holds no more than its concurrency (4) in flight');
   release();
-  await running;
+  await withDeadline('the dispatcher run to finish once the stuck endpoint answers', running);
   t.equal(receiver.at('/stuck').length, 10, 'then the stuck endpoint gets its messages too');
   t.equal(receiver.maxConcurrent('/stuck'), 4);
 });

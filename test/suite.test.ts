@@ -1,0 +1,67 @@
+import t from 'tap';
+import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import { readdirSync, readFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { eventWithin, exitWithin, waitFor, withDeadline } from './helpers/deadline.js';
+
+// The suite's own rules: every test file ends (a file-level timeout), every wait goes through the
+// one bounded helper (test/helpers/deadline.ts), and no test passes through a fallback that
+// asserts nothing. This file runs from dist/test/; it reads the TypeScript sources. Then the
+// shared waits themselves.
+const root = resolve(import.meta.dirname, '../..');
+const testRoot = join(root, 'test');
+
+function sourcesUnder(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) return entry.name === 'fixtures' ? [] : sourcesUnder(path);
+    return entry.name.endsWith('.ts') ? [path] : [];
+  });
+}
+
+const sources = sourcesUnder(testRoot).map((path) => ({ name: relative(root, path), text: readFileSync(path, 'utf8') }));
+const offenders = (pattern: RegExp, except: string[] = []) => sources.filter((s) => !except.includes(s.name) && pattern.test(s.text)).map((s) => s.name);
+
+t.test('every test file has a finite file-level timeout', async (t) => {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { tap?: { timeout?: unknown } };
+  const timeout = pkg.tap?.timeout;
+  t.type(timeout, 'number', 'package.json sets tap.timeout');
+  t.ok(Number(timeout) > 0 && Number(timeout) <= 600, `a finite timeout of at most ten minutes per file (${String(timeout)} s)`);
+  const runner = readFileSync(join(root, 'scripts/test.sh'), 'utf8');
+  t.notMatch(runner, /--timeout[= ]0\b|--no-timeout|TAP_TIMEOUT=0\b/, 'the runner does not switch it off');
+  t.same(offenders(/\bt\.setTimeout\(\s*0\s*\)/), [], 'no test file switches it off either');
+});
+
+t.test('waits are bounded by the one shared helper, not copies', async (t) => {
+  t.ok(sources.length >= 100, `the check reads the test sources (${sources.length} files)`);
+  const helper = 'test/helpers/deadline.ts';
+  t.same(offenders(/\bfunction (waitFor|withDeadline|within)\b|\bconst (waitFor|withDeadline|within)\s*=/, [helper]), [], `waitFor and withDeadline are defined in ${helper} only`);
+  t.ok(sources.filter((s) => /from '\.{1,2}\/(helpers\/)?deadline\.js'/.test(s.text)).length >= 20, 'and used across the suite');
+});
+
+t.test('no test passes through a fallback that asserts nothing', async (t) => {
+  const self = 'test/suite.test.ts';
+  t.same(offenders(/\bt\.pass\(/, [self]), [], 'no t.pass: each check asserts what it claims');
+  t.same(offenders(/\belse\s+t\.comment\(|\belse\s*\{\s*t\.comment\(/, [self]), [], 'no assertion falls back to a comment');
+  t.same(offenders(/\bif\s*\(.*\)\s*\{?\s*t\.comment\(.*\);\s*continue;/, [self]), [], 'no check is skipped behind a comment');
+});
+
+t.test('the shared waits end, naming what they waited for', async (t) => {
+  await t.rejects(waitFor('a thing that never comes', async () => false, 200), /timed out after 200 ms waiting for a thing that never comes/);
+  const hanging = waitFor('a check that never answers', () => new Promise<never>(() => undefined), 200);
+  await t.rejects(hanging, /timed out after 200 ms waiting for a check that never answers/, 'a check that hangs is cut off too');
+  let calls = 0;
+  t.equal(await waitFor('the third look', async () => (++calls === 3 ? 'seen' : undefined), 5000, 1), 'seen', 'answers the value once it comes');
+  await t.rejects(waitFor('a check that throws', async () => { throw new Error('broken probe'); }, 5000), /broken probe/, 'a failing check fails at once');
+  await t.rejects(withDeadline('a promise that never settles', new Promise(() => undefined), 100), /timed out after 100 ms waiting for a promise that never settles/);
+  t.equal(await withDeadline('a settled promise', Promise.resolve(7), 100), 7);
+  const emitter = new EventEmitter();
+  await t.rejects(eventWithin('an event never emitted', emitter, 'ready', 100), /waiting for an event never emitted/);
+  t.equal(emitter.listenerCount('ready') + emitter.listenerCount('error'), 0, 'its listeners are removed');
+  const sleeper = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)']);
+  await t.rejects(exitWithin('a child that does not exit', sleeper, 200), /waiting for a child that does not exit/);
+  sleeper.kill('SIGKILL');
+  await exitWithin('the killed child to exit', sleeper, 10_000);
+  t.not(sleeper.signalCode, null, 'a child that exits is seen exiting');
+});
