@@ -52,10 +52,10 @@ t.test('nesting 10,000 levels deep in tags, headers or to: 400 validation_error,
 t.test('32 levels pass the body bounds; 33 do not', async (t) => {
   // The body is level 1, `template` 2; `variables` is the first of 30 nested objects, 3 to 32.
   const template = (levels: number) => withField('template', `{"id":"welcome","variables":${nested(levels, 'object')}}`);
-  const within = await sendRaw(template(30));
-  t.equal(within.status, 422, 'reaches the send rules');
-  t.equal(within.body.name, 'validation_error');
-  t.equal(within.body.errors[0].path, 'template.id');
+  const atTheLimit = await sendRaw(template(30));
+  t.equal(atTheLimit.status, 422, 'reaches the send rules');
+  t.equal(atTheLimit.body.name, 'validation_error');
+  t.equal(atTheLimit.body.errors[0].path, 'template.id');
   const over = await sendRaw(template(31));
   t.equal(over.status, 400);
   t.match(over.body.errors[0].path, /^template\.variables(\.k){30}$/);

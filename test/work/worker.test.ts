@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -9,7 +8,8 @@ import { durableWorker, type WorkHandler } from '../../core/work/index.js';
 import { openDatabase, type Database, type Db } from '../../storage/db.js';
 import { eventsRepo } from '../../storage/events.js';
 import { workRepo } from '../../storage/work.js';
-import { mutableClock, waitFor } from '../helpers/email-fixtures.js';
+import { mutableClock } from '../helpers/email-fixtures.js';
+import { eventWithin, exitWithin, waitFor } from '../helpers/deadline.js';
 import { openPgFixture } from '../helpers/pg-rows.js';
 
 // The durable worker: steps commit with their cursor, a parked item wakes at its time, a lost lease
@@ -147,18 +147,16 @@ t.test('kill -9 at random moments: every step exactly once', async (t) => {
   const child = join(import.meta.dirname, '../helpers/work-child.js');
   const start = async (): Promise<ChildProcess> => {
     const proc = spawn(process.execPath, [child, path, '400'], { stdio: ['ignore', 'pipe', 'inherit'] });
-    const [line] = await Promise.race([
-      once(proc.stdout!, 'data'),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the worker child did not start within 20 s')), 20_000)),
-    ]);
+    const [line] = await eventWithin<[Buffer]>('the worker child to start', proc.stdout!, 'data');
     t.match(String(line), /ready/);
     return proc;
   };
   for (let kill = 0; kill < 5; kill += 1) {
     const proc = await start();
     await new Promise((r) => setTimeout(r, 150 + Math.random() * 400));
+    const exited = exitWithin('the killed worker child to exit', proc);
     proc.kill('SIGKILL');
-    await once(proc, 'exit');
+    await exited;
   }
   const progress = await database.db.selectFrom('work_items').select(({ fn }) => fn.sum<number>('steps').as('steps')).executeTakeFirstOrThrow();
   t.ok(Number(progress.steps) > 0 && Number(progress.steps) < items.length * 300, `the kills fell mid-work (${progress.steps} of ${items.length * 300} steps done)`);
