@@ -1,6 +1,6 @@
 import { ValidateError } from '@tsoa/runtime';
 import { ServiceError, type ErrorName, type FieldError } from '../core/errors.js';
-import { storageFailure } from '../storage/disk-full.js';
+import { storageFailure } from '../storage/files/index.js';
 
 /** Every failure's body (the spec's Errors section): branch on `name`, never on `message`. */
 export interface ErrorBody {

@@ -22,9 +22,9 @@ import { envelopeData } from '../core/emails/envelope.js';
 import { emitEvent, type EventType } from '../core/outbox/index.js';
 import { metricsRollup } from '../core/metrics/index.js';
 import { newId } from '../core/ids.js';
-import type { EmailRecipientRow, EmailRow } from '../storage/emails-tables.js';
-import { eventsRepo } from '../storage/events.js';
-import { inTransaction } from '../storage/transaction.js';
+import type { EmailRecipientRow, EmailRow } from '../storage/repos/index.js';
+import { eventsRepo } from '../storage/repos/index.js';
+import { inTransaction } from '../storage/sql/index.js';
 import { startTestAppliance } from '../test/helpers/appliance.js';
 import { call } from '../test/helpers/http.js';
 

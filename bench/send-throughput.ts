@@ -95,7 +95,7 @@ async function runPostfix(sinkPort: number, dir: string): Promise<PostfixFigures
 }
 
 /** Waits for `target` deliveries; gives up (and says where the rest are) after 60 s without progress. */
-async function untilDeliveredOrStalled(delivered: () => Promise<number>, target: number, db: import('../storage/db.js').Db): Promise<void> {
+async function untilDeliveredOrStalled(delivered: () => Promise<number>, target: number, db: import('../storage/sql/index.js').Db): Promise<void> {
   let last = -1;
   let lastChange = Date.now();
   for (;;) {

@@ -17,8 +17,8 @@ import type { AddressInfo } from 'node:net';
 import { Agent, request } from 'undici';
 import { startTestAppliance } from '../test/helpers/appliance.js';
 import { call } from '../test/helpers/http.js';
-import { eventsRepo } from '../storage/events.js';
-import { inTransaction } from '../storage/transaction.js';
+import { eventsRepo } from '../storage/repos/index.js';
+import { inTransaction } from '../storage/sql/index.js';
 import { emitEvent } from '../core/outbox/index.js';
 
 const EVENTS = intFromEnv('BENCH_EVENTS', 2000);

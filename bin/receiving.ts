@@ -1,13 +1,13 @@
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
-import type { Database } from '../storage/db.js';
-import { openSpool, type Spool } from '../storage/spool.js';
-import type { SecretBox } from '../storage/secret-box.js';
+import type { Database } from '../storage/sql/index.js';
+import { openSpool, type Spool } from '../storage/files/index.js';
+import type { SecretBox } from '../storage/files/index.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { DeliveryRecorder } from '../core/emails/index.js';
 import { emailFeedbackSink } from '../core/receiving/index.js';
-import { groupCommit } from '../storage/group-commit.js';
+import { groupCommit } from '../storage/sql/index.js';
 import type { FeedbackDeps } from '../core/receiving/index.js';
 import type { IngestDeps } from '../core/receiving/index.js';
 import { catchAll, fixedLimits, type ReceivingDomains, type VerpChecker } from '../core/receiving/index.js';

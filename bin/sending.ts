@@ -1,7 +1,7 @@
 import type { Config } from '../config/schema.js';
-import type { Database } from '../storage/db.js';
-import type { RedisClient } from '../storage/redis.js';
-import { wakePublisher } from '../storage/emails-wake.js';
+import type { Database } from '../storage/sql/index.js';
+import type { RedisClient } from '../storage/redis/index.js';
+import { wakePublisher } from '../storage/redis/index.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { RegionDirectory } from '../core/regions.js';
@@ -10,10 +10,10 @@ import { deliveryRecorder, type DeliveryRecorder } from '../core/emails/index.js
 import { emailShares, type EmailShares } from '../core/emails/index.js';
 import { attachmentFetcher } from '../net/attachment-fetcher.js';
 import { returnPaths, type ReturnPaths } from '../core/emails/index.js';
-import { applianceFact } from '../storage/facts.js';
+import { applianceFact } from '../storage/repos/index.js';
 import type { SendingDomains } from '../core/emails/index.js';
 import type { DnsResolver } from '../dns/resolver.js';
-import type { SecretBox } from '../storage/secret-box.js';
+import type { SecretBox } from '../storage/files/index.js';
 
 export interface SendingInput {
   config: Config;

@@ -1,8 +1,8 @@
 import { mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import { isAbsolute, join } from 'node:path';
-import { backupDatabase, copySpoolFiles, spoolKeysOf, writeFileDurably } from '../storage/backup.js';
-import type { Database } from '../storage/db.js';
-import { PRIVATE_DIR_MODE } from '../storage/private-files.js';
+import { backupDatabase, copySpoolFiles, spoolKeysOf, writeFileDurably } from '../storage/files/index.js';
+import type { Database } from '../storage/sql/index.js';
+import { PRIVATE_DIR_MODE } from '../storage/files/index.js';
 import type { Clock } from './clock.js';
 import { ServiceError, validationError } from './errors.js';
 import type { Logger } from './logger.js';

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import type { Db } from '../storage/db.js';
-import { idempotencyRepo, isUniqueViolation } from '../storage/idempotency.js';
-import type { RedisClient } from '../storage/redis.js';
-import { redisKeys } from '../storage/redis-keys.js';
+import type { Db } from '../storage/sql/index.js';
+import { idempotencyRepo, isUniqueViolation } from '../storage/repos/index.js';
+import type { RedisClient } from '../storage/redis/index.js';
+import { redisKeys } from '../storage/redis/index.js';
 import type { Clock } from './clock.js';
 import { ServiceError } from './errors.js';
 

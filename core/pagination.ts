@@ -1,4 +1,4 @@
-import type { PageQuery } from '../storage/paginate.js';
+import type { PageQuery } from '../storage/sql/index.js';
 import { invalidParameter, ServiceError } from './errors.js';
 import { looksLikeId } from './ids.js';
 

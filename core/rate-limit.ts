@@ -1,6 +1,6 @@
 import ipaddr from 'ipaddr.js';
-import type { RedisClient } from '../storage/redis.js';
-import { takeFromBucket, type BucketKind } from '../storage/rate-bucket.js';
+import type { RedisClient } from '../storage/redis/index.js';
+import { takeFromBucket, type BucketKind } from '../storage/redis/index.js';
 import type { Logger } from './logger.js';
 
 export interface RateDecision {

@@ -1,5 +1,5 @@
-import type { TeamsRepo } from '../storage/teams.js';
-import type { TeamRow } from '../storage/tables.js';
+import type { TeamsRepo } from '../storage/repos/index.js';
+import type { TeamRow } from '../storage/sql/index.js';
 import { isoNow, type Clock } from './clock.js';
 import { missingField, notFound, ServiceError, validationError } from './errors.js';
 import { looksLikeId, newId } from './ids.js';

@@ -1,6 +1,6 @@
 import { isNotFound, type DnsResolver } from './resolver.js';
 
-/** Where cached answers live (Redis in the appliance: storage/dns-cache.ts); keys are built there. */
+/** Where cached answers live (Redis in the appliance: storage/redis/dns-cache.ts); keys are built there. */
 export interface DnsCacheStore {
   get(kind: string, name: string): Promise<string | null>;
   set(kind: string, name: string, value: string, ttlSeconds: number): Promise<void>;

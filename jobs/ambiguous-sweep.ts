@@ -2,7 +2,7 @@ import { sweepAmbiguous } from '../core/emails/index.js';
 import type { DeliveryRecorder } from '../core/emails/index.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import type { Db } from '../storage/db.js';
+import type { Db } from '../storage/sql/index.js';
 import type { Job } from './scheduler.js';
 
 /** Every five minutes: ambiguous submissions older than two hours become failed (ambiguous_submission). */

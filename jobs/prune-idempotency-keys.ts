@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import { pruneIdempotencyKeys } from '../core/idempotency.js';
-import type { Db } from '../storage/db.js';
+import type { Db } from '../storage/sql/index.js';
 import type { Job } from './scheduler.js';
 
 /** Hourly: idempotent answers past their 24-hour replay window are deleted. */

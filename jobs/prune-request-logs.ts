@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import { pruneRequestLogs } from '../core/request-logs/index.js';
-import type { RequestLogsRepo } from '../storage/request-logs.js';
+import type { RequestLogsRepo } from '../storage/repos/index.js';
 import type { Job } from './scheduler.js';
 
 /** Hourly: request logs past the retention window are deleted. */

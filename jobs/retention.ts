@@ -3,8 +3,8 @@ import type { Logger } from '../core/logger.js';
 import { pruneDroppedReceived } from '../core/retention/index.js';
 import { pruneEvents } from '../core/retention/index.js';
 import { sweepOrphanRaw } from '../core/retention/index.js';
-import type { Db } from '../storage/db.js';
-import type { Spool } from '../storage/spool.js';
+import type { Db } from '../storage/sql/index.js';
+import type { Spool } from '../storage/files/index.js';
 import type { Job } from './scheduler.js';
 
 export interface RetentionDeps {

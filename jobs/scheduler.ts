@@ -1,7 +1,7 @@
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from '../core/logger.js';
-import type { RedisClient } from '../storage/redis.js';
-import { tryJobLock } from '../storage/locks.js';
+import type { RedisClient } from '../storage/redis/index.js';
+import { tryJobLock } from '../storage/redis/index.js';
 
 export interface Job {
   name: string;

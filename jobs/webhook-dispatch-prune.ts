@@ -1,6 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import { pruneWebhookMessages } from '../core/webhooks/index.js';
-import type { Db } from '../storage/db.js';
+import type { Db } from '../storage/sql/index.js';
 import type { Job } from './scheduler.js';
 
 /** Hourly: finished webhook messages past the retention window are deleted with their attempts. */

@@ -3,7 +3,7 @@ import type { ApiDeps } from '../deps.js';
 import { contextOf } from '../context.js';
 import { translateError } from '../errors.js';
 import { sendError } from './send-error.js';
-import { storageFailure } from '../../storage/disk-full.js';
+import { storageFailure } from '../../storage/files/index.js';
 
 /** Last in the chain: every thrown or passed error leaves as the spec's error body. */
 export function errorHandler(deps: ApiDeps): ErrorRequestHandler {

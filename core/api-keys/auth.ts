@@ -1,4 +1,4 @@
-import type { ApiKeyRow } from '../../storage/tables.js';
+import type { ApiKeyRow } from '../../storage/sql/index.js';
 import { ServiceError } from '../errors.js';
 import type { KeyLookup } from './key-cache.js';
 import { parseToken, secretMatches } from './tokens.js';

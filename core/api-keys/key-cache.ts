@@ -1,4 +1,4 @@
-import type { ApiKeyWithTeam } from '../../storage/api-keys.js';
+import type { ApiKeyWithTeam } from '../../storage/repos/index.js';
 
 export interface KeyLookup {
   byPublicId(publicId: string): Promise<ApiKeyWithTeam | undefined>;

@@ -1,5 +1,5 @@
-import type { ApiKeysRepo } from '../../storage/api-keys.js';
-import type { ApiKeyRow } from '../../storage/tables.js';
+import type { ApiKeysRepo } from '../../storage/repos/index.js';
+import type { ApiKeyRow } from '../../storage/sql/index.js';
 import { isoNow, type Clock } from '../clock.js';
 import { invalidParameter, missingField, notFound, ServiceError, validationError } from '../errors.js';
 import { looksLikeId, newId } from '../ids.js';

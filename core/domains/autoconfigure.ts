@@ -1,6 +1,6 @@
 import type { CloudflareClient, CloudflareError, CloudflareRecord, CloudflareZone } from '../../net/cloudflare.js';
 import { dkimKeyOf, joinTxt, sameHost } from '../../dns/verify.js';
-import { domainsRepo, type DomainRow } from '../../storage/domains.js';
+import { domainsRepo, type DomainRow } from '../../storage/repos/index.js';
 import { missingField, notFound, ServiceError, validationError } from '../errors.js';
 import { recordsOf, type DomainsDeps } from './context.js';
 import { zonedName } from './names.js';

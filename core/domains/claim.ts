@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { checkRecord } from '../../dns/verify.js';
-import type { Db } from '../../storage/db.js';
-import { domainsRepo, type ClaimStatus, type DkimKeyRow, type DomainClaimRow, type DomainRow } from '../../storage/domains.js';
-import { inTransaction } from '../../storage/transaction.js';
+import type { Db } from '../../storage/sql/index.js';
+import { domainsRepo, type ClaimStatus, type DkimKeyRow, type DomainClaimRow, type DomainRow } from '../../storage/repos/index.js';
+import { inTransaction } from '../../storage/sql/index.js';
 import { notFound, validationError } from '../errors.js';
 import { newId } from '../ids.js';
 import type { RegionName } from '../regions.js';

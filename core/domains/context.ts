@@ -1,8 +1,8 @@
 import type { DnsResolver } from '../../dns/resolver.js';
 import type { CloudflareClient } from '../../net/cloudflare.js';
-import type { Db } from '../../storage/db.js';
-import type { DkimKeyRow, DomainRow } from '../../storage/domains.js';
-import type { SecretBox } from '../../storage/secret-box.js';
+import type { Db } from '../../storage/sql/index.js';
+import type { DkimKeyRow, DomainRow } from '../../storage/repos/index.js';
+import type { SecretBox } from '../../storage/files/index.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { RegionDirectory, RegionName } from '../regions.js';

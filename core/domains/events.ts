@@ -1,6 +1,6 @@
-import type { Db } from '../../storage/db.js';
-import { domainsRepo, type DomainRow } from '../../storage/domains.js';
-import { eventsRepo } from '../../storage/events.js';
+import type { Db } from '../../storage/sql/index.js';
+import { domainsRepo, type DomainRow } from '../../storage/repos/index.js';
+import { eventsRepo } from '../../storage/repos/index.js';
 import { emitEvent } from '../outbox/index.js';
 import type { DomainsDeps } from './context.js';
 import { domainView } from './view.js';

@@ -1,4 +1,4 @@
-import { domainsRepo } from '../../storage/domains.js';
+import { domainsRepo } from '../../storage/repos/index.js';
 import type { RegionName } from '../regions.js';
 import type { DomainsDeps } from './context.js';
 

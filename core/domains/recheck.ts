@@ -1,4 +1,4 @@
-import { domainsRepo } from '../../storage/domains.js';
+import { domainsRepo } from '../../storage/repos/index.js';
 import { ServiceError } from '../errors.js';
 import type { DomainClaims } from './claim.js';
 import type { DomainsDeps } from './context.js';

@@ -1,5 +1,5 @@
 import type { RecordCheck } from '../../dns/verify.js';
-import type { DkimKeyRow, DomainRow } from '../../storage/domains.js';
+import type { DkimKeyRow, DomainRow } from '../../storage/repos/index.js';
 import type { Region } from '../regions.js';
 import { dkimRecordText, quotedStrings } from './dkim.js';
 import { absoluteName, relativeName, zonedName } from './names.js';

@@ -1,5 +1,5 @@
-import { domainsRepo, type DkimKeyRow } from '../../storage/domains.js';
-import { inTransaction } from '../../storage/transaction.js';
+import { domainsRepo, type DkimKeyRow } from '../../storage/repos/index.js';
+import { inTransaction } from '../../storage/sql/index.js';
 import { notFound, ServiceError } from '../errors.js';
 import { newId } from '../ids.js';
 import { recordsOf, type DomainsDeps } from './context.js';

@@ -1,5 +1,5 @@
-import { domainsRepo, type DkimKeyRow, type DomainRow } from '../../storage/domains.js';
-import { inTransaction } from '../../storage/transaction.js';
+import { domainsRepo, type DkimKeyRow, type DomainRow } from '../../storage/repos/index.js';
+import { inTransaction } from '../../storage/sql/index.js';
 import { notFound, ServiceError, validationError } from '../errors.js';
 import { newId } from '../ids.js';
 import { listOf, parsePageQuery, type ListEnvelope, type RawPageQuery } from '../pagination.js';

@@ -1,5 +1,5 @@
 import type { CheckOutcome } from '../../dns/verify.js';
-import type { DomainRow } from '../../storage/domains.js';
+import type { DomainRow } from '../../storage/repos/index.js';
 import { isRequired, type PlannedRecord } from './records.js';
 
 export type RecordStatus = 'not_started' | 'pending' | 'verified' | 'failed' | 'temporary_failure' | 'drifted';

@@ -1,6 +1,6 @@
 import { checkRecord } from '../../dns/verify.js';
-import { domainsRepo, type DkimKeyRow, type DomainRow } from '../../storage/domains.js';
-import { inTransaction } from '../../storage/transaction.js';
+import { domainsRepo, type DkimKeyRow, type DomainRow } from '../../storage/repos/index.js';
+import { inTransaction } from '../../storage/sql/index.js';
 import { notFound, ServiceError } from '../errors.js';
 import { recordsOf, windowEnds, type DomainsDeps } from './context.js';
 import { emitDomainEvent } from './events.js';

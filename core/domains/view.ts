@@ -1,4 +1,4 @@
-import type { DkimKeyRow, DomainRow } from '../../storage/domains.js';
+import type { DkimKeyRow, DomainRow } from '../../storage/repos/index.js';
 import type { RegionName } from '../regions.js';
 import { recordsOf, type DomainsDeps } from './context.js';
 import type { RecordKind } from './records.js';

@@ -1,7 +1,7 @@
-import type { Db } from '../../storage/db.js';
-import { emailsRepo, type AcceptedEmail } from '../../storage/emails.js';
-import type { EmailRecipientRow, EmailRow } from '../../storage/emails-tables.js';
-import { eventsRepo } from '../../storage/events.js';
+import type { Db } from '../../storage/sql/index.js';
+import { emailsRepo, type AcceptedEmail } from '../../storage/repos/index.js';
+import type { EmailRecipientRow, EmailRow } from '../../storage/repos/index.js';
+import { eventsRepo } from '../../storage/repos/index.js';
 import { emitEvent, type EventType } from '../outbox/index.js';
 import { newId } from '../ids.js';
 import type { Region } from '../regions.js';

@@ -1,5 +1,5 @@
-import type { Db } from '../../storage/db.js';
-import { ambiguousBefore } from '../../storage/emails-queue.js';
+import type { Db } from '../../storage/sql/index.js';
+import { ambiguousBefore } from '../../storage/repos/index.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import type { DeliveryRecorder } from './delivery.js';

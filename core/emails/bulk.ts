@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { EmailsRepo } from '../../storage/emails.js';
+import type { EmailsRepo } from '../../storage/repos/index.js';
 import { ServiceError } from '../errors.js';
 
 // Pre-send rule 5: the same message (same subject and bodies) without an unsubscribe link,

@@ -1,9 +1,9 @@
-import type { Db } from '../../storage/db.js';
-import { emailsRepo } from '../../storage/emails.js';
-import { changeRecipient, markEmailSent, recipientById, submittingRecipients } from '../../storage/emails-queue.js';
-import type { EmailRecipientRow, EmailRow, RecipientState } from '../../storage/emails-tables.js';
-import { eventsRepo } from '../../storage/events.js';
-import { groupCommit, type GroupCommit } from '../../storage/group-commit.js';
+import type { Db } from '../../storage/sql/index.js';
+import { emailsRepo } from '../../storage/repos/index.js';
+import { changeRecipient, markEmailSent, recipientById, submittingRecipients } from '../../storage/repos/index.js';
+import type { EmailRecipientRow, EmailRow, RecipientState } from '../../storage/repos/index.js';
+import { eventsRepo } from '../../storage/repos/index.js';
+import { groupCommit, type GroupCommit } from '../../storage/sql/index.js';
 import { addSuppression } from '../suppressions/index.js';
 import type { Clock } from '../clock.js';
 import { emitEvent, type EventType } from '../outbox/index.js';

@@ -1,6 +1,6 @@
-import type { Db } from '../../storage/db.js';
-import { dispatchScheduled, dueScheduled } from '../../storage/emails-queue.js';
-import { inWriteTransaction } from '../../storage/write-transaction.js';
+import type { Db } from '../../storage/sql/index.js';
+import { dispatchScheduled, dueScheduled } from '../../storage/repos/index.js';
+import { inWriteTransaction } from '../../storage/sql/index.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 

@@ -1,4 +1,4 @@
-import type { EmailRow } from '../../storage/emails-tables.js';
+import type { EmailRow } from '../../storage/repos/index.js';
 
 // `data` of every email.* event (spec Events, Envelope): email_id, from, to, subject, message_id,
 // created_at (the email's own), tags and headers when the email had them, plus the event's key.

@@ -1,4 +1,4 @@
-import type { SecretBox } from '../../storage/secret-box.js';
+import type { SecretBox } from '../../storage/files/index.js';
 
 // Signed download links of sent attachments: the link is the credential (no Authorization), its
 // token is the email, the attachment and the expiry sealed with the appliance's secret box

@@ -1,4 +1,4 @@
-import type { EmailFilter, EmailsRepo } from '../../storage/emails.js';
+import type { EmailFilter, EmailsRepo } from '../../storage/repos/index.js';
 import { invalidParameter } from '../errors.js';
 import { looksLikeId } from '../ids.js';
 import { listOf, parsePageQuery, parseSearch, type ListEnvelope, type RawPageQuery } from '../pagination.js';

@@ -1,6 +1,6 @@
 import { checkRecipientDomain } from '../../dns/recipient-domain.js';
 import type { DnsResolver } from '../../dns/resolver.js';
-import type { EmailsRepo } from '../../storage/emails.js';
+import type { EmailsRepo } from '../../storage/repos/index.js';
 import { isSuppressed, type SuppressionsRepo } from '../suppressions/index.js';
 import { ServiceError } from '../errors.js';
 import type { Region } from '../regions.js';

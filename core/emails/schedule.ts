@@ -1,8 +1,8 @@
-import type { Db } from '../../storage/db.js';
-import { emailsRepo } from '../../storage/emails.js';
-import { cancelScheduled, rescheduleScheduled } from '../../storage/emails-queue.js';
-import { eventsRepo } from '../../storage/events.js';
-import { inTransaction } from '../../storage/transaction.js';
+import type { Db } from '../../storage/sql/index.js';
+import { emailsRepo } from '../../storage/repos/index.js';
+import { cancelScheduled, rescheduleScheduled } from '../../storage/repos/index.js';
+import { eventsRepo } from '../../storage/repos/index.js';
+import { inTransaction } from '../../storage/sql/index.js';
 import type { Clock } from '../clock.js';
 import { missingField, notFound, ServiceError } from '../errors.js';
 import { emitEvent } from '../outbox/index.js';

@@ -1,8 +1,8 @@
 import type { DnsResolver } from '../../dns/resolver.js';
-import type { Db } from '../../storage/db.js';
-import { groupCommit } from '../../storage/group-commit.js';
-import { emailsRepo } from '../../storage/emails.js';
-import type { RedisClient } from '../../storage/redis.js';
+import type { Db } from '../../storage/sql/index.js';
+import { groupCommit } from '../../storage/sql/index.js';
+import { emailsRepo } from '../../storage/repos/index.js';
+import type { RedisClient } from '../../storage/redis/index.js';
 import { suppressionsRepo } from '../suppressions/index.js';
 import type { Clock } from '../clock.js';
 import { notFound, ServiceError, validationError } from '../errors.js';

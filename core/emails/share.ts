@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Db } from '../../storage/db.js';
-import { emailsRepo } from '../../storage/emails.js';
-import { emailsShareRepo, type AttachmentMeta } from '../../storage/emails-share.js';
-import type { EmailRow } from '../../storage/emails-tables.js';
-import type { SecretBox } from '../../storage/secret-box.js';
+import type { Db } from '../../storage/sql/index.js';
+import { emailsRepo } from '../../storage/repos/index.js';
+import { emailsShareRepo, type AttachmentMeta } from '../../storage/repos/index.js';
+import type { EmailRow } from '../../storage/repos/index.js';
+import type { SecretBox } from '../../storage/files/index.js';
 import type { Clock } from '../clock.js';
 import { notFound, validationError } from '../errors.js';
 import { newId } from '../ids.js';

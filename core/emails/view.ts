@@ -1,5 +1,5 @@
-import type { EmailListRow } from '../../storage/emails.js';
-import type { EmailRow } from '../../storage/emails-tables.js';
+import type { EmailListRow } from '../../storage/repos/index.js';
+import type { EmailRow } from '../../storage/repos/index.js';
 
 export interface EmailListItem {
   object: 'email';

@@ -1,4 +1,4 @@
-import type { MetricCount, MetricCounters } from '../../storage/metrics.js';
+import type { MetricCount, MetricCounters } from '../../storage/repos/index.js';
 
 // The spec's metric names (Metrics names). Counts come straight from the rollups; rates are
 // fractions 0-1 (not percentages) computed from the summed counts of the same row, 0 when the

@@ -1,7 +1,7 @@
-import type { Db } from '../../storage/db.js';
-import { eventsRepo, type StoredEvent } from '../../storage/events.js';
-import { markKey, metricCounts, metricsRollupRepo, type MetricCount, type MetricsBucket } from '../../storage/metrics.js';
-import { inTransaction } from '../../storage/transaction.js';
+import type { Db } from '../../storage/sql/index.js';
+import { eventsRepo, type StoredEvent } from '../../storage/repos/index.js';
+import { markKey, metricCounts, metricsRollupRepo, type MetricCount, type MetricsBucket } from '../../storage/repos/index.js';
+import { inTransaction } from '../../storage/sql/index.js';
 
 // Folds outbox events into the minute rollups. One batch is one transaction that reads the
 // rollup's position, adds the batch's counts and moves the position: a crash or a restart repeats

@@ -1,5 +1,5 @@
-import type { Db } from '../../storage/db.js';
-import { metricCounts, metricsQueryRepo, type MetricCounters, type MetricsAggregateRow, type MetricsQueryRepo } from '../../storage/metrics.js';
+import type { Db } from '../../storage/sql/index.js';
+import { metricCounts, metricsQueryRepo, type MetricCounters, type MetricsAggregateRow, type MetricsQueryRepo } from '../../storage/repos/index.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { metricValues } from './names.js';

@@ -1,4 +1,4 @@
-import type { EventsRepo } from '../../storage/events.js';
+import type { EventsRepo } from '../../storage/repos/index.js';
 import { newId } from '../ids.js';
 
 // The outbox: the spec's subscribable event types (Events) and the one way to write them, in the

@@ -1,9 +1,9 @@
-import type { Db } from '../../storage/db.js';
-import { emailsRepo } from '../../storage/emails.js';
-import { recipientById } from '../../storage/emails-queue.js';
-import type { EmailRecipientRow } from '../../storage/emails-tables.js';
-import { eventsRepo } from '../../storage/events.js';
-import { inTransaction } from '../../storage/transaction.js';
+import type { Db } from '../../storage/sql/index.js';
+import { emailsRepo } from '../../storage/repos/index.js';
+import { recipientById } from '../../storage/repos/index.js';
+import type { EmailRecipientRow } from '../../storage/repos/index.js';
+import { eventsRepo } from '../../storage/repos/index.js';
+import { inTransaction } from '../../storage/sql/index.js';
 import type { Clock } from '../clock.js';
 import type { DeliveryRecorder } from '../emails/index.js';
 import { envelopeData } from '../emails/index.js';

@@ -1,5 +1,5 @@
-import type { Db } from '../../storage/db.js';
-import { receivedRepo, type ReceivedReportRow } from '../../storage/received.js';
+import type { Db } from '../../storage/sql/index.js';
+import { receivedRepo, type ReceivedReportRow } from '../../storage/repos/index.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';

@@ -1,12 +1,12 @@
-import type { Db } from '../../storage/db.js';
-import { eventsRepo } from '../../storage/events.js';
-import { receivedRepo, type DroppedReason, type ReceivedAttachmentRow, type ReceivedEmailRow, type ScanStatus } from '../../storage/received.js';
-import { receivedRawKey, type Spool } from '../../storage/spool.js';
-import { teamsRepo } from '../../storage/teams.js';
+import type { Db } from '../../storage/sql/index.js';
+import { eventsRepo } from '../../storage/repos/index.js';
+import { receivedRepo, type DroppedReason, type ReceivedAttachmentRow, type ReceivedEmailRow, type ScanStatus } from '../../storage/repos/index.js';
+import { receivedRawKey, type Spool } from '../../storage/files/index.js';
+import { teamsRepo } from '../../storage/repos/index.js';
 import { emitEvent } from '../outbox/index.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
-import type { GroupCommit } from '../../storage/group-commit.js';
+import type { GroupCommit } from '../../storage/sql/index.js';
 import { ParseFailed, parseMessage, type ParsedMessage } from './message.js';
 import type { ReceivingLimits } from './ports.js';
 import type { RecipientRoute } from './routing.js';

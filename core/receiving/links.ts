@@ -1,4 +1,4 @@
-import type { SecretBox } from '../../storage/secret-box.js';
+import type { SecretBox } from '../../storage/files/index.js';
 
 // Download links for received attachments and raw sources. The link is the credential (no
 // Authorization header): its token is the target and expiry sealed with the appliance's secret box

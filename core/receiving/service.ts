@@ -1,9 +1,9 @@
 import type { Readable } from 'node:stream';
-import type { Db } from '../../storage/db.js';
-import { receivedRepo, type ReceivedAttachmentRow, type ReceivedEmailRow } from '../../storage/received.js';
-import type { SecretBox } from '../../storage/secret-box.js';
-import type { Spool } from '../../storage/spool.js';
-import { inTransaction } from '../../storage/transaction.js';
+import type { Db } from '../../storage/sql/index.js';
+import { receivedRepo, type ReceivedAttachmentRow, type ReceivedEmailRow } from '../../storage/repos/index.js';
+import type { SecretBox } from '../../storage/files/index.js';
+import type { Spool } from '../../storage/files/index.js';
+import { inTransaction } from '../../storage/sql/index.js';
 import type { Clock } from '../clock.js';
 import { invalidParameter, notFound } from '../errors.js';
 import { looksLikeId } from '../ids.js';

@@ -1,4 +1,4 @@
-import type { DroppedReason, ReceivedAttachmentRow, ReceivedEmailRow, ReceivedSummary } from '../../storage/received.js';
+import type { DroppedReason, ReceivedAttachmentRow, ReceivedEmailRow, ReceivedSummary } from '../../storage/repos/index.js';
 
 // Wire shapes of received mail (docs/api-conventions.md, "Received mail").
 

@@ -1,4 +1,4 @@
-import type { RequestLogsRepo } from '../../storage/request-logs.js';
+import type { RequestLogsRepo } from '../../storage/repos/index.js';
 import type { Clock } from '../clock.js';
 import { daysBefore } from '../time.js';
 

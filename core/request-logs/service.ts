@@ -1,5 +1,5 @@
-import type { RequestLogsRepo, RequestLogSummary } from '../../storage/request-logs.js';
-import type { RequestLogRow } from '../../storage/tables.js';
+import type { RequestLogsRepo, RequestLogSummary } from '../../storage/repos/index.js';
+import type { RequestLogRow } from '../../storage/sql/index.js';
 import { invalidParameter, notFound } from '../errors.js';
 import { listOf, parsePageQuery, parseSearch, type ListEnvelope, type RawPageQuery } from '../pagination.js';
 import { parseInstant } from '../time.js';

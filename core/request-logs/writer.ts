@@ -1,6 +1,6 @@
-import type { ApiKeysRepo } from '../../storage/api-keys.js';
-import type { RequestLogsRepo } from '../../storage/request-logs.js';
-import type { RequestLogRow } from '../../storage/tables.js';
+import type { ApiKeysRepo } from '../../storage/repos/index.js';
+import type { RequestLogsRepo } from '../../storage/repos/index.js';
+import type { RequestLogRow } from '../../storage/sql/index.js';
 import type { Logger } from '../logger.js';
 
 /**

@@ -1,7 +1,7 @@
-import type { Db } from '../../storage/db.js';
-import { retentionRepo } from '../../storage/retention.js';
-import type { Spool } from '../../storage/spool.js';
-import { inTransaction } from '../../storage/transaction.js';
+import type { Db } from '../../storage/sql/index.js';
+import { retentionRepo } from '../../storage/repos/index.js';
+import type { Spool } from '../../storage/files/index.js';
+import { inTransaction } from '../../storage/sql/index.js';
 import type { Clock } from '../clock.js';
 import { daysBefore } from '../time.js';
 

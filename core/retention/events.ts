@@ -1,5 +1,5 @@
-import type { Db } from '../../storage/db.js';
-import { retentionRepo } from '../../storage/retention.js';
+import type { Db } from '../../storage/sql/index.js';
+import { retentionRepo } from '../../storage/repos/index.js';
 import type { Clock } from '../clock.js';
 import { ROLLUP_CURSOR } from '../metrics/index.js';
 import { DISPATCH_CURSOR } from '../webhooks/index.js';

@@ -1,11 +1,11 @@
-import type { Db } from '../../storage/db.js';
-import { retentionRepo } from '../../storage/retention.js';
-import type { Spool } from '../../storage/spool.js';
-import { FOLDER_SPAN_MS, folderStartMs, modifiedAtMs, receivedFolders, receivedNames, removeIfEmpty } from '../../storage/spool-sweep.js';
+import type { Db } from '../../storage/sql/index.js';
+import { retentionRepo } from '../../storage/repos/index.js';
+import type { Spool } from '../../storage/files/index.js';
+import { FOLDER_SPAN_MS, folderStartMs, modifiedAtMs, receivedFolders, receivedNames, removeIfEmpty } from '../../storage/files/index.js';
 import type { Clock } from '../clock.js';
 
 // Received mail is written straight at its record's name under received/ and fsynced before the
-// record commits (storage/spool.ts), so a crash between the two leaves a raw file no record names;
+// record commits (storage/files/spool.ts), so a crash between the two leaves a raw file no record names;
 // so does one between a commit and the unlink that follows it (a dropped record's raw source, a
 // deleted message, a pruned drop). sweepIncoming only looks at incoming/. This sweep removes files
 // under received/ that no record owns (no row with that id, or a row whose raw_key is not this

@@ -2,4 +2,4 @@
 // isSuppressed before handing mail over, addSuppression inside the transaction that learned why.
 export { addSuppression, isSuppressed, removeSuppression, suppressionEventData, suppressionKey, type AddedSuppression } from './suppress.js';
 export { suppressionsService, type SuppressionsService, type SuppressionView } from './service.js';
-export { suppressionsRepo, type SuppressionOrigin, type SuppressionRow, type SuppressionsRepo } from '../../storage/suppressions.js';
+export { suppressionsRepo, type SuppressionOrigin, type SuppressionRow, type SuppressionsRepo } from '../../storage/repos/index.js';

@@ -1,6 +1,6 @@
-import type { Db } from '../../storage/db.js';
-import { suppressionsRepo, type SuppressionOrigin, type SuppressionRow, type SuppressionsRepo } from '../../storage/suppressions.js';
-import { inTransaction } from '../../storage/transaction.js';
+import type { Db } from '../../storage/sql/index.js';
+import { suppressionsRepo, type SuppressionOrigin, type SuppressionRow, type SuppressionsRepo } from '../../storage/repos/index.js';
+import { inTransaction } from '../../storage/sql/index.js';
 import type { Clock } from '../clock.js';
 import { invalidParameter, missingField, notFound, validationError } from '../errors.js';
 import { looksLikeId } from '../ids.js';

@@ -1,6 +1,6 @@
-import type { Db } from '../../storage/db.js';
-import { eventsRepo } from '../../storage/events.js';
-import { suppressionsRepo, type SuppressionOrigin, type SuppressionRow, type SuppressionsRepo } from '../../storage/suppressions.js';
+import type { Db } from '../../storage/sql/index.js';
+import { eventsRepo } from '../../storage/repos/index.js';
+import { suppressionsRepo, type SuppressionOrigin, type SuppressionRow, type SuppressionsRepo } from '../../storage/repos/index.js';
 import { isoNow, type Clock } from '../clock.js';
 import { emitEvent } from '../outbox/index.js';
 import { newId } from '../ids.js';

@@ -1,7 +1,7 @@
-import type { Db } from '../../storage/db.js';
-import { eventsRepo } from '../../storage/events.js';
-import type { SecretBox } from '../../storage/secret-box.js';
-import { webhooksRepo, type DeliveryPatch, type WebhookAttemptRow, type WebhookDeliveryRow, type WebhookEndpointRow } from '../../storage/webhooks.js';
+import type { Db } from '../../storage/sql/index.js';
+import { eventsRepo } from '../../storage/repos/index.js';
+import type { SecretBox } from '../../storage/files/index.js';
+import { webhooksRepo, type DeliveryPatch, type WebhookAttemptRow, type WebhookDeliveryRow, type WebhookEndpointRow } from '../../storage/repos/index.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';

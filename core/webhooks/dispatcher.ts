@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type { Db } from '../../storage/db.js';
-import type { SecretBox } from '../../storage/secret-box.js';
-import { webhooksRepo, type WebhookDeliveryRow } from '../../storage/webhooks.js';
+import type { Db } from '../../storage/sql/index.js';
+import type { SecretBox } from '../../storage/files/index.js';
+import { webhooksRepo, type WebhookDeliveryRow } from '../../storage/repos/index.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { deliverClaimed, type DeliverDeps } from './deliver.js';

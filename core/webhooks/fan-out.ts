@@ -1,7 +1,7 @@
-import type { Db } from '../../storage/db.js';
-import { eventsRepo, type StoredEvent } from '../../storage/events.js';
-import { inTransaction } from '../../storage/transaction.js';
-import { webhooksRepo, type WebhookDeliveryRow, type WebhookEndpointRow } from '../../storage/webhooks.js';
+import type { Db } from '../../storage/sql/index.js';
+import { eventsRepo, type StoredEvent } from '../../storage/repos/index.js';
+import { inTransaction } from '../../storage/sql/index.js';
+import { webhooksRepo, type WebhookDeliveryRow, type WebhookEndpointRow } from '../../storage/repos/index.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 

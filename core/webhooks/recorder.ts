@@ -1,6 +1,6 @@
-import type { Db } from '../../storage/db.js';
-import { inTransaction } from '../../storage/transaction.js';
-import { webhooksRepo, type DeliveryPatch, type WebhookAttemptRow, type WebhookDeliveryRow } from '../../storage/webhooks.js';
+import type { Db } from '../../storage/sql/index.js';
+import { inTransaction } from '../../storage/sql/index.js';
+import { webhooksRepo, type DeliveryPatch, type WebhookAttemptRow, type WebhookDeliveryRow } from '../../storage/repos/index.js';
 
 /** One finished attempt: its record, the message's new state, and what else it implies. */
 export interface Completion {

@@ -1,6 +1,6 @@
-import type { Db } from '../../storage/db.js';
-import { inTransaction } from '../../storage/transaction.js';
-import { webhooksRepo } from '../../storage/webhooks.js';
+import type { Db } from '../../storage/sql/index.js';
+import { inTransaction } from '../../storage/sql/index.js';
+import { webhooksRepo } from '../../storage/repos/index.js';
 import type { Clock } from '../clock.js';
 import { daysBefore } from '../time.js';
 

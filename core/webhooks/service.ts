@@ -1,8 +1,8 @@
-import type { Db } from '../../storage/db.js';
-import { eventsRepo } from '../../storage/events.js';
-import type { SecretBox } from '../../storage/secret-box.js';
-import { inTransaction } from '../../storage/transaction.js';
-import { webhooksRepo, type EndpointPatch, type WebhookEndpointRow } from '../../storage/webhooks.js';
+import type { Db } from '../../storage/sql/index.js';
+import { eventsRepo } from '../../storage/repos/index.js';
+import type { SecretBox } from '../../storage/files/index.js';
+import { inTransaction } from '../../storage/sql/index.js';
+import { webhooksRepo, type EndpointPatch, type WebhookEndpointRow } from '../../storage/repos/index.js';
 import { isoNow, type Clock } from '../clock.js';
 import { missingField, notFound, ServiceError, validationError } from '../errors.js';
 import { isEventType } from '../outbox/index.js';

@@ -1,4 +1,4 @@
-import type { WebhookAttemptRow, WebhookDeliveryRow } from '../../storage/webhooks.js';
+import type { WebhookAttemptRow, WebhookDeliveryRow } from '../../storage/repos/index.js';
 
 export interface WebhookListItem {
   id: string;

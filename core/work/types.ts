@@ -1,4 +1,4 @@
-import type { Db } from '../../storage/db.js';
+import type { Db } from '../../storage/sql/index.js';
 
 /** One item as its handler sees it: what to do (payload) and how far it got (cursor). */
 export interface WorkItem<P, C> {

@@ -1,6 +1,6 @@
-import type { Db } from '../../storage/db.js';
-import { workRepo, type WorkAdvance, type WorkItemRow } from '../../storage/work.js';
-import { inWriteTransaction } from '../../storage/write-transaction.js';
+import type { Db } from '../../storage/sql/index.js';
+import { workRepo, type WorkAdvance, type WorkItemRow } from '../../storage/repos/index.js';
+import { inWriteTransaction } from '../../storage/sql/index.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';

@@ -6,7 +6,7 @@ import type { RecipientRoute } from '../../core/receiving/index.js';
 import type { DnsResolver } from '../../dns/resolver.js';
 import { decideScan, type FailMode, type ScanDecision } from '../../scanner/policy.js';
 import type { Scanner, Verdict } from '../../scanner/verdict.js';
-import { receivedRawKey, type Spool, type SpoolWriter } from '../../storage/spool.js';
+import { receivedRawKey, type Spool, type SpoolWriter } from '../../storage/files/index.js';
 import { newId } from '../../core/ids.js';
 import { HEADER_LIMIT, headerSectionSize, notAuthenticated, withKeyLookupBudget } from './auth-bounds.js';
 import { authenticateMessage, type AuthSummary } from './authenticate.js';

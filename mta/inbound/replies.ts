@@ -1,5 +1,5 @@
 import type { SMTPServerError } from 'smtp-server';
-import { storageFailure } from '../../storage/disk-full.js';
+import { storageFailure } from '../../storage/files/index.js';
 
 /** An error smtp-server turns into exactly this reply (enhanced status code in the text). */
 export function smtpError(code: number, text: string): SMTPServerError {

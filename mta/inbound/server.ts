@@ -7,7 +7,7 @@ import { routeRecipient, type RecipientRoute, type RoutingDeps } from '../../cor
 import type { DnsResolver } from '../../dns/resolver.js';
 import type { FailMode } from '../../scanner/policy.js';
 import type { Scanner } from '../../scanner/verdict.js';
-import type { Spool } from '../../storage/spool.js';
+import type { Spool } from '../../storage/files/index.js';
 import { guardDataBudget, InflightBudget, type Hold } from './budget.js';
 import { guardCommands } from './command-guard.js';
 import { ConnectionLimits } from './connection-limits.js';

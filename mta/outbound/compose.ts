@@ -1,5 +1,5 @@
 import MailComposer from 'nodemailer/lib/mail-composer';
-import type { EmailAttachmentRow, EmailRow } from '../../storage/emails-tables.js';
+import type { EmailAttachmentRow, EmailRow } from '../../storage/repos/index.js';
 
 // The MIME message of an email, built by nodemailer's composer (never by hand). One message per
 // email, identical for every recipient: the envelope (VERP return path, RCPT) differs, not the

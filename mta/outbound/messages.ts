@@ -1,7 +1,7 @@
 import type { SendingDomain, SendingDomains } from '../../core/emails/index.js';
 import type { Clock } from '../../core/clock.js';
-import type { EmailsRepo } from '../../storage/emails.js';
-import type { EmailRow } from '../../storage/emails-tables.js';
+import type { EmailsRepo } from '../../storage/repos/index.js';
+import type { EmailRow } from '../../storage/repos/index.js';
 import type { MessageBuilder } from './signing-pool.js';
 
 // The signed message of each email, built once and shared by its recipients (and their

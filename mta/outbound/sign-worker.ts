@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads';
-import type { EmailAttachmentRow, EmailRow } from '../../storage/emails-tables.js';
+import type { EmailAttachmentRow, EmailRow } from '../../storage/repos/index.js';
 import { composeMessage } from './compose.js';
 import { dkimSigner, type DkimKey } from './dkim.js';
 

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
-import type { EmailAttachmentRow, EmailRow } from '../../storage/emails-tables.js';
+import type { EmailAttachmentRow, EmailRow } from '../../storage/repos/index.js';
 import { composeMessage } from './compose.js';
 import { dkimSigner, type DkimKey } from './dkim.js';
 import type { SignReply, SignRequest } from './sign-worker.js';

@@ -1,8 +1,8 @@
 import t from 'tap';
 import { cachedResolver } from '../../dns/cache.js';
 import { createResolver } from '../../dns/resolver.js';
-import { connectRedis } from '../../storage/redis.js';
-import { redisDnsCacheStore } from '../../storage/dns-cache.js';
+import { connectRedis } from '../../storage/redis/index.js';
+import { redisDnsCacheStore } from '../../storage/redis/index.js';
 import { find, publish, startDomainsRig, type WireRecord } from '../helpers/domain-fixtures.js';
 
 const rig = await startDomainsRig({ SVC_MAIL_FROM_RECORDS: 'mx_txt' });

@@ -1,7 +1,7 @@
 import t from 'tap';
 import type { OutboundRole } from '../../bin/roles/outbound.js';
 import { sweepAmbiguous } from '../../core/emails/ambiguous.js';
-import { emailsRepo } from '../../storage/emails.js';
+import { emailsRepo } from '../../storage/repos/index.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { waitFor } from '../helpers/deadline.js';
 import { startFakeMx } from '../helpers/fake-mx.js';

@@ -3,7 +3,7 @@ import { openSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { deliveryRecorder } from '../../core/emails/delivery.js';
 import { sweepAmbiguous } from '../../core/emails/ambiguous.js';
-import type { Db } from '../../storage/db.js';
+import type { Db } from '../../storage/sql/index.js';
 import { startTestAppliance, type TestAppliance } from './appliance.js';
 import type { TestDnsServer } from './dns-server.js';
 import { startFakeMx, type FakeMx } from './fake-mx.js';

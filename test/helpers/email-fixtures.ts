@@ -1,4 +1,4 @@
-import { eventsRepo } from '../../storage/events.js';
+import { eventsRepo } from '../../storage/repos/index.js';
 import type { TestAppliance } from './appliance.js';
 import { startDnsServer, type TestDnsServer } from './dns-server.js';
 

@@ -157,6 +157,9 @@ export function checkImports(root: string): Violation[] {
         const targetRel = relative(absRoot, resolve(dirname(path), ref.specifier)).split(sep).join('/');
         const target = targetRel.startsWith('..') ? '(outside the project)' : roomOf(targetRel);
         const areaRule = room === 'core' && target === 'core' ? coreAreaRule(file, targetRel) : undefined;
+        if (target === 'storage' && room !== 'storage' && !storageSurface.test(targetRel)) {
+          violations.push({ ...base, target: targetRel, reason: 'storage is imported through its kinds\' index.ts (sql, redis, files, repos)' });
+        }
         if (areaRule) violations.push({ ...base, target: targetRel, reason: areaRule });
         if (apartParts[room] === target) violations.push({ ...base, target, reason: `${room} may not import ${target}: they share only mta/bounces` });
         if (target === room || apartParts[room] === target || allowedRooms[room]?.includes(target)) continue;
@@ -172,6 +175,9 @@ export function checkImports(root: string): Violation[] {
   }
   return violations;
 }
+
+/** Storage's one import surface per kind. */
+const storageSurface = /^storage\/(sql|redis|files|repos)\/index\.(js|ts)$/;
 
 /** Core's area of a path under core/ ('' for core's own root files). */
 const areaOf = (relPath: string) => {

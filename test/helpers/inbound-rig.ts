@@ -3,7 +3,7 @@ import { startTestAppliance, type TestAppliance } from './appliance.js';
 import { DEFAULT_WAIT_MS } from './deadline.js';
 import { startDnsServer, type TestDnsServer } from './dns-server.js';
 import { call, type CallResult } from './http.js';
-import { eventsRepo } from '../../storage/events.js';
+import { eventsRepo } from '../../storage/repos/index.js';
 import type { InboundRole } from '../../bin/roles/inbound.js';
 import type { ReceivingDomain } from '../../core/receiving/ports.js';
 import type { Clock } from '../../core/clock.js';

@@ -1,8 +1,8 @@
 import { envelopeData, type EnvelopeSource } from '../../core/emails/envelope.js';
 import { emitEvent, type EventType } from '../../core/outbox/index.js';
-import { eventsRepo } from '../../storage/events.js';
-import type { Db } from '../../storage/db.js';
-import { inTransaction } from '../../storage/transaction.js';
+import { eventsRepo } from '../../storage/repos/index.js';
+import type { Db } from '../../storage/sql/index.js';
+import { inTransaction } from '../../storage/sql/index.js';
 import { call, type CallResult } from './http.js';
 
 /** GET /emails/metrics; array values are sent as repeated parameters. */

@@ -1,8 +1,8 @@
 import { newId } from '../../core/ids.js';
-import { openDatabase, type Database } from '../../storage/db.js';
-import type { EmailRecipientRow, EmailRow } from '../../storage/emails-tables.js';
-import type { ReceivedEmailRow } from '../../storage/received-tables.js';
-import type { ApiKeyRow, RequestLogRow, TeamRow } from '../../storage/tables.js';
+import { openDatabase, type Database } from '../../storage/sql/index.js';
+import type { EmailRecipientRow, EmailRow } from '../../storage/repos/index.js';
+import type { ReceivedEmailRow } from '../../storage/repos/index.js';
+import type { ApiKeyRow, RequestLogRow, TeamRow } from '../../storage/sql/index.js';
 import { createTestDatabase, type TestDatabase } from './postgres.js';
 
 // Rows for the PostgreSQL repository tests, and a fresh migrated database per test file.

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startPrivateRedis } from '../../storage/redis-process.js';
+import { startPrivateRedis } from '../../storage/redis/index.js';
 import { withDeadline } from './deadline.js';
 import { freePort } from './ports.js';
 

@@ -1,6 +1,6 @@
 import { once } from 'node:events';
 import { metricsRollup } from '../../core/metrics/index.js';
-import { openDatabase } from '../../storage/db.js';
+import { openDatabase } from '../../storage/sql/index.js';
 
 // A second process folding the same outbox as the test's appliance:
 //   node rollup-child.js <sqlite file> <batch size>

@@ -2,8 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pino from 'pino';
 import { systemClock } from '../../core/clock.js';
 import { durableWorker, type WorkHandler } from '../../core/work/index.js';
-import { openDatabase } from '../../storage/db.js';
-import { eventsRepo } from '../../storage/events.js';
+import { openDatabase } from '../../storage/sql/index.js';
+import { eventsRepo } from '../../storage/repos/index.js';
 import { startWorkRunner } from '../../jobs/work-runner.js';
 
 // A process working "count" items with the durable worker until killed:

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { emitEvent } from '../../core/outbox/index.js';
-import { eventsRepo } from '../../storage/events.js';
+import { eventsRepo } from '../../storage/repos/index.js';
 import { idOperations, randomId, resourceKeys, type IdOperation, type JsonSchema } from '../helpers/faults.js';
 import { call, type CallResult } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { receivedRawKey } from '../../storage/spool.js';
+import { receivedRawKey } from '../../storage/files/index.js';
 import { rawSmtp } from '../helpers/raw-smtp.js';
 import { rfc822, startInboundRig } from '../helpers/inbound-rig.js';
 

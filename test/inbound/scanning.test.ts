@@ -1,5 +1,5 @@
 import t from 'tap';
-import { receivedRepo } from '../../storage/received.js';
+import { receivedRepo } from '../../storage/repos/index.js';
 import { EICAR, EICAR_SIGNATURE, startTestClamd } from '../helpers/clamd.js';
 import { call } from '../helpers/http.js';
 import { rawSmtp } from '../helpers/raw-smtp.js';

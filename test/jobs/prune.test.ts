@@ -8,8 +8,8 @@ import type { Logger } from '../../core/logger.js';
 import { pruneRequestLogs } from '../../core/request-logs/retention.js';
 import { pruneRequestLogsJob } from '../../jobs/prune-request-logs.js';
 import { startScheduler, type Job } from '../../jobs/scheduler.js';
-import { redisKeys } from '../../storage/redis-keys.js';
-import type { RequestLogRow } from '../../storage/tables.js';
+import { redisKeys } from '../../storage/redis/index.js';
+import type { RequestLogRow } from '../../storage/sql/index.js';
 
 const DAY = 86_400_000;
 

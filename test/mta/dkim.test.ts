@@ -4,7 +4,7 @@ import { createRequire } from 'node:module';
 import t from 'tap';
 import { dkimSigner, oversignedFields } from '../../mta/outbound/dkim.js';
 import { composeMessage } from '../../mta/outbound/compose.js';
-import type { EmailRow } from '../../storage/emails-tables.js';
+import type { EmailRow } from '../../storage/repos/index.js';
 
 // Our DKIM signer (mailauth's canonicalization, our cached-key crypto.sign, oversigning) proven
 // by two independent verifiers: mailauth's and dkimpy (Debian python3-dkim).

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { returnPaths as signer } from '../../core/emails/return-path.js';
-import { changeRecipient, recipientById } from '../../storage/emails-queue.js';
-import { receivedRepo } from '../../storage/received.js';
+import { changeRecipient, recipientById } from '../../storage/repos/index.js';
+import { receivedRepo } from '../../storage/repos/index.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
 import { startInboundRig } from '../helpers/inbound-rig.js';
 import { fixture, values } from '../helpers/received-fixtures.js';

@@ -3,7 +3,7 @@ import { pruneDroppedReceived } from '../../core/retention/dropped.js';
 import type { Logger } from '../../core/logger.js';
 import { pruneDroppedReceivedJob } from '../../jobs/retention.js';
 import { startScheduler } from '../../jobs/scheduler.js';
-import { receivedRawKey } from '../../storage/spool.js';
+import { receivedRawKey } from '../../storage/files/index.js';
 import { rfc822, startInboundRig } from '../helpers/inbound-rig.js';
 import { testClock } from '../helpers/test-clock.js';
 

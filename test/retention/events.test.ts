@@ -8,7 +8,7 @@ import { pruneEvents } from '../../core/retention/events.js';
 import { pruneWebhookMessages } from '../../core/webhooks/retention.js';
 import { fanOut } from '../../core/webhooks/fan-out.js';
 import { pruneEventsJob } from '../../jobs/retention.js';
-import { eventsRepo } from '../../storage/events.js';
+import { eventsRepo } from '../../storage/repos/index.js';
 
 // Outbox pruning: an event goes only once both consumers (webhook fan-out, metrics rollup) have
 // read it, no webhook message refers to it, and it is older than the window.

@@ -6,7 +6,7 @@ import { v7 as uuidv7 } from 'uuid';
 import type { Logger } from '../../core/logger.js';
 import { sweepOrphanRaw } from '../../core/retention/orphans.js';
 import { startFullOrphanSweep, sweepOrphanRawJob } from '../../jobs/retention.js';
-import { receivedRawKey } from '../../storage/spool.js';
+import { receivedRawKey } from '../../storage/files/index.js';
 import { rfc822, startInboundRig } from '../helpers/inbound-rig.js';
 import { testClock } from '../helpers/test-clock.js';
 

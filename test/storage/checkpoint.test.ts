@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../../storage/db.js';
+import { openDatabase } from '../../storage/sql/index.js';
 import { waitFor, withDeadline } from '../helpers/deadline.js';
 
 // The WAL is checkpointed by a thread of its own, not inside some request's COMMIT: after more than

@@ -2,8 +2,8 @@ import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openDatabase } from '../../storage/db.js';
-import { emailsRepo, rowChunks, type EmailRow } from '../../storage/emails.js';
+import { openDatabase } from '../../storage/sql/index.js';
+import { emailsRepo, rowChunks, type EmailRow } from '../../storage/repos/index.js';
 
 // An email's recipient and tag rows go in multi-row INSERTs. However many rows an email brings,
 // no statement reaches SQLite's bound-variable limit (32,766 in this build, 999 in older ones):

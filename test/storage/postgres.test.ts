@@ -1,15 +1,15 @@
 import t from 'tap';
 import { sql } from 'kysely';
 import { newId } from '../../core/ids.js';
-import { apiKeysRepo, authGenerationReader } from '../../storage/api-keys.js';
-import { migrateToLatest, openDatabase } from '../../storage/db.js';
-import { domainsRepo } from '../../storage/domains.js';
-import type { DomainRow } from '../../storage/domains-tables.js';
-import { eventsRepo } from '../../storage/events.js';
-import { migrations } from '../../storage/migrations/index.js';
-import { requestLogsRepo } from '../../storage/request-logs.js';
-import { suppressionsRepo } from '../../storage/suppressions.js';
-import { teamsRepo } from '../../storage/teams.js';
+import { apiKeysRepo, authGenerationReader } from '../../storage/repos/index.js';
+import { migrateToLatest, openDatabase } from '../../storage/sql/index.js';
+import { domainsRepo } from '../../storage/repos/index.js';
+import type { DomainRow } from '../../storage/repos/index.js';
+import { eventsRepo } from '../../storage/repos/index.js';
+import { migrations } from '../../storage/sql/migrations/index.js';
+import { requestLogsRepo } from '../../storage/repos/index.js';
+import { suppressionsRepo } from '../../storage/repos/index.js';
+import { teamsRepo } from '../../storage/repos/index.js';
 import { iso, keyRow, openPgFixture, requestLogRow, teamRow } from '../helpers/pg-rows.js';
 
 // The repositories on a real PostgreSQL (test/helpers/postgres.ts), in a database of this file's

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { startTestRedis } from '../helpers/redis.js';
-import { connectRedis } from '../../storage/redis.js';
-import { takeFromBucket } from '../../storage/rate-bucket.js';
+import { connectRedis } from '../../storage/redis/index.js';
+import { takeFromBucket } from '../../storage/redis/index.js';
 
 // The bucket script is run by its digest; a Redis that does not know it (new, restarted, or
 // after SCRIPT FLUSH) must still answer, loading it on the way.

@@ -3,11 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openDatabase } from '../../storage/db.js';
-import { inWriteTransaction } from '../../storage/write-transaction.js';
-import { compiledInsert } from '../../storage/compiled.js';
-import { executeRead } from '../../storage/raw-sqlite.js';
-import { paginate } from '../../storage/paginate.js';
+import { openDatabase } from '../../storage/sql/index.js';
+import { inWriteTransaction } from '../../storage/sql/index.js';
+import { compiledInsert } from '../../storage/sql/index.js';
+import { executeRead } from '../../storage/sql/index.js';
+import { paginate } from '../../storage/sql/index.js';
 import { withDeadline } from '../helpers/deadline.js';
 
 // The raw better-sqlite3 paths (raw-sqlite.ts) must keep what Kysely's way guarantees: a read never

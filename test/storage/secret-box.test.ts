@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { openSecretBox } from '../../storage/secret-box.js';
+import { openSecretBox } from '../../storage/files/index.js';
 
 // A sealed value opens only as sealed: a 12-byte IV, the full 16-byte GCM tag, base64url parts
 // in the spelling seal writes. GCM itself accepts a tag cut to 4, 8 or 12 bytes.

@@ -4,9 +4,9 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { openDatabase, walSyncOf } from '../../storage/db.js';
-import { inWriteTransaction } from '../../storage/write-transaction.js';
-import { WalSync } from '../../storage/wal-sync.js';
+import { openDatabase, walSyncOf } from '../../storage/sql/index.js';
+import { inWriteTransaction } from '../../storage/sql/index.js';
+import { WalSync } from '../../storage/sql/index.js';
 
 // The write path of sending and receiving: waiting for another process's write lock must not stall
 // the event loop (SQLite's busy handler sleeps on it), and a durable commit resolves only after an

@@ -3,8 +3,8 @@ import { Resend } from 'resend';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { call } from '../helpers/http.js';
 import { testClock } from '../helpers/test-clock.js';
-import { eventsRepo } from '../../storage/events.js';
-import { inTransaction } from '../../storage/transaction.js';
+import { eventsRepo } from '../../storage/repos/index.js';
+import { inTransaction } from '../../storage/sql/index.js';
 import { addSuppression, isSuppressed, suppressionsRepo } from '../../core/suppressions/index.js';
 
 const clock = testClock(new Date('2026-03-10T12:00:00.000Z'));

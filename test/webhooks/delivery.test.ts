@@ -8,8 +8,8 @@ import { testClock } from '../helpers/test-clock.js';
 import { verifies, verifyDelivery } from '../helpers/webhook-verify.js';
 import { emitEvent, type EventType } from '../../core/outbox/index.js';
 import { retryDelaysMs } from '../../core/webhooks/index.js';
-import { eventsRepo } from '../../storage/events.js';
-import { webhooksRepo } from '../../storage/webhooks.js';
+import { eventsRepo } from '../../storage/repos/index.js';
+import { webhooksRepo } from '../../storage/repos/index.js';
 import { fanOut } from '../../core/webhooks/fan-out.js';
 
 const receiver = await startWebhookReceiver();

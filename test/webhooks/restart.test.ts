@@ -10,8 +10,8 @@ import { testClock } from '../helpers/test-clock.js';
 import { verifyDelivery } from '../helpers/webhook-verify.js';
 import { emitEvent } from '../../core/outbox/index.js';
 import { fanOut } from '../../core/webhooks/fan-out.js';
-import { eventsRepo } from '../../storage/events.js';
-import { webhooksRepo } from '../../storage/webhooks.js';
+import { eventsRepo } from '../../storage/repos/index.js';
+import { webhooksRepo } from '../../storage/repos/index.js';
 
 // Deliveries live in SQLite: stopping the appliance mid-retry (and flushing Redis) loses no
 // message and sends none twice; a claim left by a process that died is retried, with the same wh-id.

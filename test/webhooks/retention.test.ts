@@ -6,7 +6,7 @@ import { testClock } from '../helpers/test-clock.js';
 import { emitEvent } from '../../core/outbox/index.js';
 import { pruneWebhookMessages } from '../../core/webhooks/retention.js';
 import { pruneWebhookMessagesJob } from '../../jobs/webhook-dispatch-prune.js';
-import { eventsRepo } from '../../storage/events.js';
+import { eventsRepo } from '../../storage/repos/index.js';
 
 const receiver = await startWebhookReceiver();
 t.teardown(() => receiver.stop());

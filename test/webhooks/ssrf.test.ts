@@ -7,7 +7,7 @@ import { emitEvent } from '../../core/outbox/index.js';
 import { judgeAddress } from '../../net/url-policy.js';
 import { createSender } from '../../net/webhook-sender.js';
 import { createResolver } from '../../dns/resolver.js';
-import { eventsRepo } from '../../storage/events.js';
+import { eventsRepo } from '../../storage/repos/index.js';
 
 // SSRF: every unroutable form is refused on create and update (422 validation_error) and never
 // connected to, with the operator switch off; with it on, loopback and private ranges pass but

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
-import type { Db } from './db.js';
-import { isPostgres } from './dialect.js';
+import type { Db } from '../sql/db.js';
+import { isPostgres } from '../sql/dialect.js';
 import { metricCounts, type MetricCounters, type MetricsEmailMarkRow } from './metrics-tables.js';
 
 export { metricCounts, type MetricCount, type MetricCounters, type MetricsEmailMinuteRow, type MetricsMinuteRow } from './metrics-tables.js';

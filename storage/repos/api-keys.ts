@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import type { Database, Db } from './db.js';
-import { inRelaxedWriteTransaction } from './write-transaction.js';
-import type { ApiKeyRow, TeamRow } from './tables.js';
-import { containsPattern, paginate, type Page, type PageQuery } from './paginate.js';
+import type { Database, Db } from '../sql/db.js';
+import { inRelaxedWriteTransaction } from '../sql/write-transaction.js';
+import type { ApiKeyRow, TeamRow } from '../sql/tables.js';
+import { containsPattern, paginate, type Page, type PageQuery } from '../sql/paginate.js';
 
 export interface ApiKeyFilter {
   status: 'active' | 'revoked' | 'all';

@@ -1,6 +1,6 @@
-import type { Db } from './db.js';
-import { isPostgres } from './dialect.js';
-import { paginate, type Page, type PageQuery } from './paginate.js';
+import type { Db } from '../sql/db.js';
+import { isPostgres } from '../sql/dialect.js';
+import { paginate, type Page, type PageQuery } from '../sql/paginate.js';
 import type { WebhookAttemptRow, WebhookDeliveryRow, WebhookEndpointRow } from './webhooks-tables.js';
 
 export type { WebhookAttemptRow, WebhookDeliveryRow, WebhookEndpointRow };

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import { shapedStatement } from './compiled.js';
-import type { Db } from './db.js';
-import { isPostgres } from './dialect.js';
-import type { EventRow } from './tables.js';
+import { shapedStatement } from '../sql/compiled.js';
+import type { Db } from '../sql/db.js';
+import { isPostgres } from '../sql/dialect.js';
+import type { EventRow } from '../sql/tables.js';
 
 export type NewEvent = Omit<EventRow, 'seq'>;
 export type StoredEvent = Omit<EventRow, 'seq'> & { seq: number };

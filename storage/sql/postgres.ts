@@ -1,6 +1,6 @@
 import pg from 'pg';
 import { Kysely, PostgresDialect, sql } from 'kysely';
-import { ConfigError } from '../config/load.js';
+import { ConfigError } from '../../config/load.js';
 import type { DatabaseSchema } from './tables.js';
 
 // PostgreSQL in place of the SQLite file (config key database_url), for installs whose roles run

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import type { Db } from './db.js';
-import { likeOperator } from './dialect.js';
-import { containsPattern, paginate, type Page, type PageQuery } from './paginate.js';
+import type { Db } from '../sql/db.js';
+import { likeOperator } from '../sql/dialect.js';
+import { containsPattern, paginate, type Page, type PageQuery } from '../sql/paginate.js';
 import type { SuppressionOrigin, SuppressionRow } from './suppressions-tables.js';
 
 export type { SuppressionOrigin, SuppressionRow };

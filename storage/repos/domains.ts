@@ -1,6 +1,6 @@
-import type { Db } from './db.js';
+import type { Db } from '../sql/db.js';
 import type { DkimKeyRow, DomainClaimRow, DomainRow } from './domains-tables.js';
-import { paginate, type Page, type PageQuery } from './paginate.js';
+import { paginate, type Page, type PageQuery } from '../sql/paginate.js';
 
 export type { DkimKeyRow, DomainClaimRow, DomainRow, DkimKeyState, ClaimStatus, CapabilityState } from './domains-tables.js';
 

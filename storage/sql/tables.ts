@@ -1,11 +1,11 @@
 import type { Generated } from 'kysely';
-import type { WorkItemRow } from './work.js';
-import type { BulkWarningRow, EmailAttachmentRow, EmailRecipientRow, EmailRow, EmailShareLinkRow, EmailTagRow, IdempotencyKeyRow } from './emails-tables.js';
-import type { DkimKeyRow, DomainClaimRow, DomainRow } from './domains-tables.js';
-import type { SuppressionRow } from './suppressions-tables.js';
-import type { ReceivedAttachmentRow, ReceivedEmailRow, ReceivedReportRow, ReceivedUsageRow } from './received-tables.js';
-import type { OutboxCursorRow, WebhookAttemptRow, WebhookDeliveryRow, WebhookEndpointRow } from './webhooks-tables.js';
-import type { MetricsDomainRow, MetricsEmailMarkRow, MetricsEmailMinuteRow, MetricsMinuteRow, MetricsQuarterRow } from './metrics-tables.js';
+import type { WorkItemRow } from '../repos/work.js';
+import type { BulkWarningRow, EmailAttachmentRow, EmailRecipientRow, EmailRow, EmailShareLinkRow, EmailTagRow, IdempotencyKeyRow } from '../repos/emails-tables.js';
+import type { DkimKeyRow, DomainClaimRow, DomainRow } from '../repos/domains-tables.js';
+import type { SuppressionRow } from '../repos/suppressions-tables.js';
+import type { ReceivedAttachmentRow, ReceivedEmailRow, ReceivedReportRow, ReceivedUsageRow } from '../repos/received-tables.js';
+import type { OutboxCursorRow, WebhookAttemptRow, WebhookDeliveryRow, WebhookEndpointRow } from '../repos/webhooks-tables.js';
+import type { MetricsDomainRow, MetricsEmailMarkRow, MetricsEmailMinuteRow, MetricsMinuteRow, MetricsQuarterRow } from '../repos/metrics-tables.js';
 
 // Row types of every table, as Kysely sees them. One interface per table.
 

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db } from './db.js';
+import type { Db } from '../sql/db.js';
 import type { DroppedReason } from './received-tables.js';
 
 // SQL of the retention jobs: dropped received records past their window, outbox events every

@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import type { Db } from '../sql/db.js';
 import type { IdempotencyKeyRow } from './emails-tables.js';
 
 export type { IdempotencyKeyRow };

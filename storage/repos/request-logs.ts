@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
-import type { Db } from './db.js';
-import { compiledInsert } from './compiled.js';
-import { inRelaxedWriteTransaction } from './write-transaction.js';
-import type { RequestLogRow } from './tables.js';
-import { containsPattern, paginate, type Page, type PageQuery } from './paginate.js';
+import type { Db } from '../sql/db.js';
+import { compiledInsert } from '../sql/compiled.js';
+import { inRelaxedWriteTransaction } from '../sql/write-transaction.js';
+import type { RequestLogRow } from '../sql/tables.js';
+import { containsPattern, paginate, type Page, type PageQuery } from '../sql/paginate.js';
 
 export interface RequestLogFilter {
   status?: number;

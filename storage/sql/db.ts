@@ -9,7 +9,7 @@ import { WalSync } from './wal-sync.js';
 import { startCheckpointer } from './checkpointer.js';
 import { registerRawTxStatements } from './tx-statements.js';
 import { databaseTarget, pingPostgres, postgresKysely } from './postgres.js';
-import { createPrivateFile, makePrivateDir, tightenToOwner } from './private-files.js';
+import { createPrivateFile, makePrivateDir, tightenToOwner } from '../files/private-files.js';
 
 export type Db = Kysely<DatabaseSchema>;
 

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
-import { shapedStatement } from './compiled.js';
-import type { Db } from './db.js';
-import { likeOperator } from './dialect.js';
+import { shapedStatement } from '../sql/compiled.js';
+import type { Db } from '../sql/db.js';
+import { likeOperator } from '../sql/dialect.js';
 import type { EmailAttachmentRow, EmailRecipientRow, EmailRow, EmailTagRow } from './emails-tables.js';
-import { containsPattern, paginate, type Page, type PageQuery } from './paginate.js';
+import { containsPattern, paginate, type Page, type PageQuery } from '../sql/paginate.js';
 
 export type { EmailAttachmentRow, EmailRecipientRow, EmailRow, EmailTagRow };
 

@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import type { Db } from '../sql/db.js';
 
 // Facts about this installation written once by a migration (e.g. when return-path tags began).
 

@@ -1,5 +1,5 @@
-import type { Db } from './db.js';
-import type { TeamRow } from './tables.js';
+import type { Db } from '../sql/db.js';
+import type { TeamRow } from '../sql/tables.js';
 
 export interface TeamsRepo {
   insert(row: TeamRow): Promise<void>;

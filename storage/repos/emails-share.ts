@@ -1,4 +1,4 @@
-import type { Db } from './db.js';
+import type { Db } from '../sql/db.js';
 import type { EmailAttachmentRow, EmailShareLinkRow } from './emails-tables.js';
 
 export type AttachmentMeta = Omit<EmailAttachmentRow, 'content'>;

@@ -1,5 +1,5 @@
-import type { Db } from './db.js';
-import { isPostgres } from './dialect.js';
+import type { Db } from '../sql/db.js';
+import { isPostgres } from '../sql/dialect.js';
 
 // The durable worker's rows (migration 011). Claims are conditional updates: on SQLite one writer
 // at a time; on PostgreSQL the chosen rows are locked as they are chosen (FOR UPDATE SKIP LOCKED)

@@ -1,6 +1,6 @@
 import { sql, type QueryResult } from 'kysely';
-import { shapedStatement } from './compiled.js';
-import type { Db } from './db.js';
+import { shapedStatement } from '../sql/compiled.js';
+import type { Db } from '../sql/db.js';
 import type { EmailRecipientRow, EmailRow, RecipientState } from './emails-tables.js';
 
 // The outbound queue is the email_recipients rows: `queued` ones whose next_attempt_at has come,
