@@ -44,8 +44,8 @@ export interface DataDeps {
   rate: DataRateLimits;
   /** Answers `text` with 421 and closes the session's connection at once. */
   hangUp(session: SMTPServerSession, text: string): void;
-  /** Stores what the message is for (received mail, DSN, ARF); answers the 250 text. */
-  deliver(data: ReceivedData, session: SMTPServerSession): Promise<string>;
+  /** Commits what the message is for (received mail, DSN, ARF); answers the 250 text (./commit). */
+  commit(data: ReceivedData, session: SMTPServerSession): Promise<string>;
 }
 
 const refusals: Record<LineProblem, string> = {
@@ -83,7 +83,7 @@ export async function receiveData(deps: DataDeps, stream: SMTPServerDataStream, 
     }
     if (decision.action === 'refuse_too_big') throw smtpError(552, '5.3.4 Message too big to be scanned');
     if (guard.bareLf > 0) deps.logger.info({ session: session.id, bareLf: guard.bareLf }, 'bare LF line endings normalised');
-    const reply = await deps.deliver({ spoolKey: writer.key, plannedId, raw, receivedAt, decision, auth, routes }, session);
+    const reply = await deps.commit({ spoolKey: writer.key, plannedId, raw, receivedAt, decision, auth, routes }, session);
     kept = true;
     return reply;
   } catch (err) {

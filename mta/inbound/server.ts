@@ -2,8 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
-import { storeReceived, type IngestDeps, type ReceivedRoute, type ScanOutcome } from '../../core/receiving/index.js';
-import { routeRecipient, type RecipientRoute, type RoutingDeps } from '../../core/receiving/index.js';
+import type { IngestDeps, RecipientRoute, RoutingDeps } from '../../core/receiving/index.js';
 import type { DnsResolver } from '../../dns/resolver.js';
 import type { FailMode } from '../../scanner/policy.js';
 import type { Scanner } from '../../scanner/verdict.js';
@@ -11,13 +10,18 @@ import type { Spool } from '../../storage/files/index.js';
 import { guardDataBudget, InflightBudget, type Hold } from './budget.js';
 import { guardCommands } from './command-guard.js';
 import { ConnectionLimits } from './connection-limits.js';
-import { envelopeFrom, receiveData, type ReceivedData } from './data.js';
-import { smtpError, temporaryFailure } from './replies.js';
+import { commitMessage } from './commit.js';
+import { temporaryFailure } from './replies.js';
+import { connectDecision } from './connect.js';
+import { receiveData, type ReceivedData } from './data.js';
+import { mailFromDecision } from './mail-from.js';
+import { rcptDecision } from './rcpt.js';
 import { startShutdownResponder } from './shutdown-responder.js';
 import { handshakeFailureLogger, type TlsMaterial } from './tls.js';
 
-// The inbound listener: smtp-server with svc's limits, RCPT decided by address (core/receiving/
-// routing), DATA received in one pass (./data) and answered 250 only after the commit.
+// The inbound listener: smtp-server with svc's limits and one file per verb decision — CONNECT
+// (./connect), MAIL FROM (./mail-from), RCPT TO (./rcpt), DATA received in one pass (./data) and
+// committed (./commit) — answered 250 only after the commit.
 
 export interface InboundSettings {
   host: string;
@@ -75,9 +79,8 @@ export async function startInboundServer(deps: InboundDeps): Promise<InboundServ
   const limits = new ConnectionLimits({
     maxPerIp: settings.maxConnectionsPerIp, maxPerNetwork: settings.maxConnectionsPerNetwork, ratePerMinute: settings.connectionRatePerIp,
   });
-  const admitted = new Set<string>();
-  // Routes decided at RCPT, per mail transaction (smtp-server makes a new envelope object for each).
-  const routes = new WeakMap<object, RecipientRoute[]>();
+  const connect = connectDecision(limits, logger);
+  const rcpt = rcptDecision(deps.routing, logger);
   const budget = new InflightBudget(settings.inflightBytesLimit);
   // Holds made at the DATA command (declared SIZE), waiting for onData, by session id.
   const declared = new Map<string, Hold>();
@@ -86,7 +89,7 @@ export async function startInboundServer(deps: InboundDeps): Promise<InboundServ
   }
   const dataDeps = {
     spool: deps.spool, scanner: deps.scanner, failMode: deps.failMode, resolver: deps.resolver, clock: deps.clock, logger,
-    hostname: settings.hostname, authDeadlineMs: settings.authDeadlineMs, deliver: (data: ReceivedData, session: SMTPServerSession) => deliver(deps, data, session),
+    hostname: settings.hostname, authDeadlineMs: settings.authDeadlineMs, commit: (data: ReceivedData, session: SMTPServerSession) => commitMessage(deps, data, session),
     rate: { minBytesPerSecond: settings.minDataRateBytesPerSecond, graceMs: settings.socketTimeoutMs },
     hangUp: (session: SMTPServerSession, text: string) => hangUp(server, session, text),
   };
@@ -110,40 +113,18 @@ export async function startInboundServer(deps: InboundDeps): Promise<InboundServ
     resolver: { reverse: (ip, callback) => { deps.resolver.reverse(ip).then((names) => callback(null, names), (err: Error) => callback(err)); } },
     logger: false,
 
-    onConnect(session, callback) {
-      const admission = limits.admit(session.remoteAddress);
-      if (!admission.ok) {
-        logger.warn({ ip: session.remoteAddress, reason: admission.reason }, 'inbound connection refused');
-        return callback(smtpError(421, `4.7.0 ${admission.reason}, try again later`));
-      }
-      admitted.add(session.id);
-      callback();
-    },
+    onConnect: connect.onConnect,
     onClose(session) {
-      if (admitted.delete(session.id)) limits.release(session.remoteAddress);
+      connect.onClose(session);
       declared.get(session.id)?.release();
       declared.delete(session.id);
     },
-    onMailFrom(_address, _session, callback) {
-      // Any sender, the null sender included (DSNs come from <>); SPF is judged with the content.
-      callback();
-    },
-    onRcptTo(address, session, callback) {
-      routeRecipient(deps.routing, address.address).then((route) => {
-        if (route.kind === 'refused') return callback(smtpError(route.code, route.message));
-        const list = routes.get(session.envelope) ?? [];
-        list.push(route);
-        routes.set(session.envelope, list);
-        callback();
-      }, (err: Error) => {
-        logger.error({ session: session.id, err: err.message }, 'recipient lookup failed: answered 451');
-        callback(temporaryFailure());
-      });
-    },
+    onMailFrom: mailFromDecision,
+    onRcptTo: rcpt.onRcptTo,
     onData(stream, session, callback) {
       const hold = declared.get(session.id) ?? budget.hold(0)!;
       declared.delete(session.id);
-      receiveData(dataDeps, stream, session, routes.get(session.envelope) ?? [], hold).finally(() => hold.release()).then((reply) => callback(null, reply), (err: Error & { responseCode?: number }) => {
+      receiveData(dataDeps, stream, session, rcpt.routesOf(session), hold).finally(() => hold.release()).then((reply) => callback(null, reply), (err: Error & { responseCode?: number }) => {
         if (err.responseCode) return callback(err);
         logger.error({ session: session.id, err: err.message }, 'message could not be stored: answered 451');
         callback(temporaryFailure());
@@ -171,33 +152,10 @@ export async function startInboundServer(deps: InboundDeps): Promise<InboundServ
   };
 }
 
-async function deliver(deps: InboundDeps, data: ReceivedData, session: SMTPServerSession): Promise<string> {
-  const received = data.routes.filter((r): r is ReceivedRoute => r.kind === 'received');
-  const reports = data.routes.filter((r): r is ReportRoute => r.kind === 'dsn' || r.kind === 'arf');
-  const ids: string[] = [];
-  // Reports first: they never touch the spool, so a failure there leaves no stored record behind
-  // the file the caller then removes.
-  if (reports.length > 0) ids.push(...(await deps.reports(data, reports)));
-  if (received.length > 0) {
-    const stored = await storeReceived(deps.ingest, {
-      spoolKey: data.spoolKey, plannedId: data.plannedId, raw: data.raw, receivedAt: data.receivedAt, envelopeFrom: envelopeFrom(session),
-      clientIp: session.remoteAddress, clientHelo: session.hostNameAppearsAs || '', routes: received,
-      scan: scanOutcome(data.decision), auth: data.auth as unknown as Record<string, unknown>,
-    });
-    ids.unshift(...stored.map((s) => s.id));
-  }
-  return `2.0.0 Ok: queued as ${ids[0] ?? session.id}`;
-}
-
 /** 421 and closed now, even in the middle of DATA (smtp-server closes the connection on a 421). */
 function hangUp(server: SMTPServer, session: SMTPServerSession, text: string): void {
   const connections = server.connections as unknown as Set<{ id: string; send(code: number, text: string): void }>;
   for (const connection of connections) if (connection.id === session.id) return connection.send(421, text);
-}
-
-function scanOutcome(decision: ReceivedData['decision']): ScanOutcome {
-  if (decision.action === 'drop_virus') return { status: 'infected', signature: decision.signature };
-  return { status: decision.status, signature: null };
 }
 
 /** Stops taking sessions, lets open ones finish (idle ones hear 421), and answers 421 to new ones meanwhile. */
