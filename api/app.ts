@@ -45,8 +45,8 @@ function publicRouter(deps: ApiDeps): Router {
   // layer, each behind the per-client bucket (no key, no team to charge). Plain routes on this
   // router: a sub-router would be entered by every request.
   const limited = publicRateLimit(deps.publicRateLimit);
-  receivedDownloads(router, limited, deps.receiving, deps.logger);
-  sentEmailRoutes(router, limited, deps.emailShares, deps.logger);
+  receivedDownloads(router, limited, deps.inbox.receiving, deps.logger);
+  sentEmailRoutes(router, limited, deps.sending.shares, deps.logger);
   // The log hook goes first so that a request refused after authentication (429) is logged too.
   router.use(requestLog(deps));
   router.use(guard(deps, operationMatcher(openapiDocument)));

@@ -16,7 +16,10 @@ import type { ReceivingService } from '../core/receiving/index.js';
 import type { MetricsService } from '../core/metrics/index.js';
 import type { BackupService } from '../core/backup.js';
 
-/** Everything the HTTP layer uses, built once by the entry point and passed in. */
+/**
+ * Everything the HTTP layer uses, built once by the entry point and passed in: the contract layer's
+ * own parts (identity, auth, rate limits, the request log, readiness) and the core services by area.
+ */
 export interface ApiDeps {
   version: string;
   env: string;
@@ -31,17 +34,35 @@ export interface ApiDeps {
   publicRateLimit: RateLimiter;
   logWriter: RequestLogWriter;
   readiness(): Promise<Readiness>;
+  foundation: FoundationServices;
+  audience: AudienceServices;
+  sending: SendingServices;
+  inbox: InboxServices;
+}
+
+// The core services the HTTP layer calls, by area (the tiers of docs/architecture.md).
+
+export interface FoundationServices {
   apiKeys: ApiKeysService;
   teams: TeamsService;
   requestLogs: RequestLogsService;
-  suppressions: SuppressionsService;
-  emails: EmailsService;
-  /** Share links and sent attachments of emails. */
-  emailShares: EmailShares;
-  webhooks: WebhooksService;
-  domains: DomainsService;
-  receiving: ReceivingService;
-  metrics: MetricsService;
   /** `svc admin backup`: the online backup of the database and the spool (admin socket only). */
   backup: BackupService;
+}
+
+export interface AudienceServices {
+  suppressions: SuppressionsService;
+}
+
+export interface SendingServices {
+  emails: EmailsService;
+  /** Share links and sent attachments of emails. */
+  shares: EmailShares;
+  domains: DomainsService;
+  webhooks: WebhooksService;
+  metrics: MetricsService;
+}
+
+export interface InboxServices {
+  receiving: ReceivingService;
 }

@@ -80,7 +80,7 @@ async function main(): Promise<number> {
     const { token, teamId } = await svc.newTeam('Bench');
     const svcTarget: Target = { name: 'svc', url: svc.baseUrl + PATH, headers: { authorization: `Bearer ${token}`, 'user-agent': USER_AGENT } };
     const body = await fetchOk(svcTarget);
-    bare = await startBareExpress(body, () => svc.appliance.services.api.apiKeys.list(teamId, { limit: '1' }));
+    bare = await startBareExpress(body, () => svc.appliance.services.api.foundation.apiKeys.list(teamId, { limit: '1' }));
     const bareTarget: Target = { name: 'bare', url: `http://127.0.0.1:${bare.port}${PATH}`, headers: { 'user-agent': USER_AGENT } };
     const endpointTarget: Target = { name: 'endpoint', url: `http://127.0.0.1:${bare.port}/endpoint${PATH}`, headers: { 'user-agent': USER_AGENT } };
     await fetchOk(bareTarget);

@@ -202,7 +202,7 @@ async function main() {
     console.log(`rollup rows: metrics_minutes ${await count('metrics_minutes')}, metrics_email_minutes ${await count('metrics_email_minutes')}, marks ${await count('metrics_email_marks')}; database ${(statSync(join(app.config.data_dir, 'svc.sqlite')).size / 2 ** 20).toFixed(0)} MiB`);
 
     const month = { start_date: new Date(END.getTime() - DAYS * 86_400_000).toISOString().slice(0, 10), end_date: END.toISOString(), timezone: 'America/New_York' };
-    const service = (query: Record<string, string>) => app.appliance.services.api.metrics.get(team.teamId, query);
+    const service = (query: Record<string, string>) => app.appliance.services.api.sending.metrics.get(team.teamId, query);
     const time = (label: string, query: Record<string, string>) => timeQuery(app.baseUrl, team.token, service, label, query);
     await time(`${DAYS}-day totals, no dimension`, month);
     await time(`${DAYS}-day daily`, { ...month, dimensions: 'period', granularity: 'daily' });

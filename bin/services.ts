@@ -6,7 +6,7 @@ import { apiKeysRepo, authGenerationReader } from '../storage/repos/index.js';
 import { CachedKeyLookup } from '../core/api-keys/index.js';
 import { requestLogsRepo } from '../storage/repos/index.js';
 import { teamsRepo } from '../storage/repos/index.js';
-import { authenticate } from '../core/api-keys/index.js';
+import { authenticate, type Permission } from '../core/api-keys/index.js';
 import { apiKeysService } from '../core/api-keys/index.js';
 import type { Clock } from '../core/clock.js';
 import { checkReadiness, type Probe } from '../core/health.js';
@@ -15,7 +15,7 @@ import { linkBase, type LinkBase } from '../core/link-base.js';
 import { requestLogsService } from '../core/request-logs/index.js';
 import { RequestLogWriter } from '../core/request-logs/index.js';
 import { teamsService } from '../core/teams.js';
-import type { ApiDeps } from '../api/deps.js';
+import type { ApiDeps, FoundationServices, SendingServices } from '../api/deps.js';
 import type { DnsResolver } from '../dns/resolver.js';
 import type { SecretBox } from '../storage/files/index.js';
 import { regionDirectory, type RegionDirectory } from '../core/regions.js';
@@ -73,59 +73,101 @@ export interface Services {
   receiving: Receiving;
 }
 
-/** Every repo and core service, built once from the open stores. */
+/** Every repo and core service, built once from the open stores: one factory per area, composed here. */
 export function createServices(input: ServicesInput): Services {
   const { config, database, redis, logger, clock } = input;
   const repos = { teams: teamsRepo(database.db), apiKeys: apiKeysRepo(database.db), requestLogs: requestLogsRepo(database.db), suppressions: suppressionsRepo(database.db) };
-  const keyLookup = new CachedKeyLookup(repos.apiKeys, authGenerationReader(database));
   const logWriter = new RequestLogWriter(repos.requestLogs, repos.apiKeys, logger, config.logs_flush_ms);
-  const identity = { version: input.version, env: config.env };
   const regions = regionDirectory(input.hostname, config.regions);
-  const domainsDeps: DomainsDeps = {
-    db: database.db, resolver: input.resolver, regions, secretBox: input.secretBox,
-    clock, logger, mailFromRecords: config.mail_from_records as DomainsDeps['mailFromRecords'],
-    verifyWindowHours: config.domains_verify_window_hours, dkimGraceHours: config.dkim_rotation_grace_hours, cloudflare: (token) => cloudflareClient(config.cloudflare_api_url, token),
-  };
+  const domainsDeps = domainsDepsOf(input, regions);
   const domains = domainLookup(domainsDeps);
   const links = linkBase({ publicBaseUrl: config.public_base_url, httpHost: config.http_host, httpPort: config.http_port });
   const deliveryResolver = cachedResolver(input.resolver, redisDnsCacheStore(redis), config.dns_cache_ttl_s);
-  const webhookDispatcher = createDispatcher({
-    db: database.db, clock, secretBox: input.secretBox, logger,
-    sender: createSender({ resolver: input.resolver, allowPrivate: config.webhooks_allow_private, timeoutMs: config.webhooks_timeout_ms }),
-    options: { concurrencyPerEndpoint: config.webhooks_endpoint_concurrency, timeoutMs: config.webhooks_timeout_ms },
-  });
+  const webhookDispatcher = webhookDispatcherOf(input);
   // Recipient checks ask DNS through the delivery cache; attachment fetches judge addresses uncached.
   const sending = createSending({ config, database, redis, logger, clock, resolver: deliveryResolver, uncachedResolver: input.resolver, secretBox: input.secretBox, regions, domains, linkBase: links.url });
   const receiving = createReceiving({
     config, database, logger, clock, secretBox: input.secretBox, domains, hostname: input.hostname,
     returnPaths: (address) => sending.returnPaths.check(address, clock.now()), recorder: sending.recorder, linkBase: links.url,
   });
-  const metrics = metricsRollup({ db: database.db, batchSize: config.metrics_rollup_batch_size });
+  const rollup = metricsRollup({ db: database.db, batchSize: config.metrics_rollup_batch_size });
   const api: ApiDeps = {
-    ...identity,
-    clock,
-    logger,
+    ...contractParts(input, repos.apiKeys, logWriter),
+    foundation: foundationServices(input, repos, domains, receiving.spool.dir),
+    audience: { suppressions: suppressionsService({ db: database.db, clock }) },
+    sending: sendingServices(input, { sending, domainsDeps, rollup, wakeDispatcher: () => webhookDispatcher.wake() }),
+    inbox: { receiving: receiving.service },
+  };
+  return {
+    api, logWriter, database, redis, repos, clock, logger, resolver: input.resolver, secretBox: input.secretBox, regions,
+    webhookDispatcher, sending, domains, deliveryResolver, linkBase: links, receiving, metricsRollup: rollup,
+  };
+}
+
+type Repos = Services['repos'];
+
+/** The contract layer's own parts: identity, authentication, rate limits, readiness. */
+function contractParts(input: ServicesInput, keys: Repos['apiKeys'], logWriter: RequestLogWriter) {
+  const { config, redis, logger } = input;
+  const identity = { version: input.version, env: config.env };
+  const keyLookup = new CachedKeyLookup(keys, authGenerationReader(input.database));
+  return {
+    ...identity, clock: input.clock, logger, logWriter,
     bodyLimitBytes: config.http_body_limit_mb * 1024 * 1024,
     trustProxy: config.http_trust_proxy,
-    metrics: metricsService({ db: database.db, clock, logger, rollup: metrics, catchUpEvents: config.metrics_query_catch_up_events }),
-    authenticate: (header, needed, scope) => authenticate(keyLookup, header, needed, scope),
+    authenticate: (header: string | undefined, needed: Permission, scope: string | null) => authenticate(keyLookup, header, needed, scope),
     rateLimit: rateLimiter(redis, { capacity: config.rate_limit_burst, refillPerSecond: config.rate_limit_per_second }, logger),
     publicRateLimit: rateLimiter(redis, { capacity: config.public_rate_limit_burst, refillPerSecond: config.public_rate_limit_per_second }, logger, 'client'),
-    logWriter,
     readiness: () => checkReadiness(input.probes, identity, 2000),
+  };
+}
+
+function foundationServices(input: ServicesInput, repos: Repos, domains: DomainLookup, spoolDir: string): FoundationServices {
+  const { config, database, clock, logger } = input;
+  return {
     apiKeys: apiKeysService({ repo: repos.apiKeys, clock, isVerifiedDomain: (teamId, domainId) => domains.isVerifiedDomain(teamId, domainId) }),
-    domains: domainsService(domainsDeps),
     teams: teamsService({ repo: repos.teams, clock }),
     requestLogs: requestLogsService(repos.requestLogs),
-    suppressions: suppressionsService({ db: database.db, clock }),
-    emails: sending.emails,
-    backup: backupService({ database, spoolDir: receiving.spool.dir, dataDir: config.data_dir, clock, logger }),
-    emailShares: sending.shares,
-    receiving: receiving.service,
+    backup: backupService({ database, spoolDir, dataDir: config.data_dir, clock, logger }),
+  };
+}
+
+interface SendingParts {
+  sending: Sending;
+  domainsDeps: DomainsDeps;
+  rollup: MetricsRollup;
+  wakeDispatcher(): void;
+}
+
+function sendingServices(input: ServicesInput, parts: SendingParts): SendingServices {
+  const { config, database, clock, logger } = input;
+  return {
+    emails: parts.sending.emails,
+    shares: parts.sending.shares,
+    domains: domainsService(parts.domainsDeps),
+    metrics: metricsService({ db: database.db, clock, logger, rollup: parts.rollup, catchUpEvents: config.metrics_query_catch_up_events }),
     webhooks: webhooksService({
       db: database.db, clock, secretBox: input.secretBox, checkEndpointUrl: endpointUrlPolicy(input.resolver, config.webhooks_allow_private),
-      logger, wake: () => webhookDispatcher.wake(),
+      logger, wake: parts.wakeDispatcher,
     }),
   };
-  return { api, logWriter, database, redis, repos, clock, logger, resolver: input.resolver, secretBox: input.secretBox, regions, webhookDispatcher, sending, domains, deliveryResolver, linkBase: links, receiving, metricsRollup: metrics };
+}
+
+function domainsDepsOf(input: ServicesInput, regions: RegionDirectory): DomainsDeps {
+  const { config } = input;
+  return {
+    db: input.database.db, resolver: input.resolver, regions, secretBox: input.secretBox, clock: input.clock, logger: input.logger,
+    mailFromRecords: config.mail_from_records as DomainsDeps['mailFromRecords'],
+    verifyWindowHours: config.domains_verify_window_hours, dkimGraceHours: config.dkim_rotation_grace_hours,
+    cloudflare: (token) => cloudflareClient(config.cloudflare_api_url, token),
+  };
+}
+
+function webhookDispatcherOf(input: ServicesInput): WebhookDispatcher {
+  const { config } = input;
+  return createDispatcher({
+    db: input.database.db, clock: input.clock, secretBox: input.secretBox, logger: input.logger,
+    sender: createSender({ resolver: input.resolver, allowPrivate: config.webhooks_allow_private, timeoutMs: config.webhooks_timeout_ms }),
+    options: { concurrencyPerEndpoint: config.webhooks_endpoint_concurrency, timeoutMs: config.webhooks_timeout_ms },
+  });
 }

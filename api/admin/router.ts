@@ -23,45 +23,45 @@ export function adminRouter(deps: ApiDeps, status: () => AdminStatus): Router {
     res.json({ object: 'status', ...status(), readiness });
   });
   router.post('/teams', async (req, res) => {
-    res.status(201).json(await deps.teams.create(req.body?.name));
+    res.status(201).json(await deps.foundation.teams.create(req.body?.name));
   });
   router.get('/teams', async (_req, res) => {
-    res.json({ object: 'list', has_more: false, data: await deps.teams.list() });
+    res.json({ object: 'list', has_more: false, data: await deps.foundation.teams.list() });
   });
   router.patch('/teams/:team', async (req, res) => {
-    const team = await deps.teams.resolve(req.params.team!);
-    if (req.body?.status) await deps.teams.setStatus(team.id, req.body.status === 'suspended' ? 'suspended' : 'active');
-    res.json(await deps.teams.resolve(team.id));
+    const team = await deps.foundation.teams.resolve(req.params.team!);
+    if (req.body?.status) await deps.foundation.teams.setStatus(team.id, req.body.status === 'suspended' ? 'suspended' : 'active');
+    res.json(await deps.foundation.teams.resolve(team.id));
   });
   router.post('/api-keys', async (req, res) => {
     const { team: teamRef, ...input } = (req.body ?? {}) as Record<string, unknown>;
     if (typeof teamRef !== 'string') throw missingField('team');
-    const team = await deps.teams.resolve(teamRef);
-    const created = await deps.apiKeys.create(team.id, input, { kind: 'operator' });
+    const team = await deps.foundation.teams.resolve(teamRef);
+    const created = await deps.foundation.apiKeys.create(team.id, input, { kind: 'operator' });
     res.status(201).json({ ...created, team_id: team.id });
   });
   router.get('/api-keys', async (req, res) => {
     const query = req.query as Record<string, string | undefined>;
-    const teamId = query.team ? (await deps.teams.resolve(query.team)).id : undefined;
-    res.json(await deps.apiKeys.list(teamId, { ...query, status: query.status ?? 'all', limit: query.limit ?? '100' }));
+    const teamId = query.team ? (await deps.foundation.teams.resolve(query.team)).id : undefined;
+    res.json(await deps.foundation.apiKeys.list(teamId, { ...query, status: query.status ?? 'all', limit: query.limit ?? '100' }));
   });
   // The key is named in the body, never in the path: the reference may be the leaked token itself.
   router.post('/api-keys/revoke', async (req, res) => {
-    const done = await deps.apiKeys.revokeByReference((req.body as { key?: unknown } | undefined)?.key);
+    const done = await deps.foundation.apiKeys.revokeByReference((req.body as { key?: unknown } | undefined)?.key);
     if (done.revoked) deps.logger.info({ apiKeyId: done.id, teamId: done.team_id }, 'api key revoked by the operator');
     res.json(done);
   });
   router.get('/domains', async (req, res) => {
     const query = req.query as Record<string, string | undefined>;
-    const teamId = query.team ? (await deps.teams.resolve(query.team)).id : undefined;
-    res.json(await deps.domains.list(teamId, { limit: query.limit ?? '100', after: query.after, before: query.before }));
+    const teamId = query.team ? (await deps.foundation.teams.resolve(query.team)).id : undefined;
+    res.json(await deps.sending.domains.list(teamId, { limit: query.limit ?? '100', after: query.after, before: query.before }));
   });
   router.post('/backup', async (req, res) => {
     const path = (req.body as { path?: unknown } | undefined)?.path;
-    res.json(await deps.backup.run(typeof path === 'string' && path ? path : undefined));
+    res.json(await deps.foundation.backup.run(typeof path === 'string' && path ? path : undefined));
   });
   router.post('/domains/:id/verify', async (req, res) => {
-    res.json(await deps.domains.verifyAnyTeam(req.params.id!));
+    res.json(await deps.sending.domains.verifyAnyTeam(req.params.id!));
   });
   return router;
 }

@@ -49,7 +49,7 @@ export class ApiKeysController extends SvcController {
   @Extension('x-svc-scope', 'api_keys:write')
   public async create(@Request() req: ExRequest, @Body() body: CreateApiKeyBody): Promise<{ id: string; token: string }> {
     this.setStatus(201);
-    return this.deps.apiKeys.create(principalOf(req).teamId, body, { kind: 'api_key' });
+    return this.deps.foundation.apiKeys.create(principalOf(req).teamId, body, { kind: 'api_key' });
   }
 
   /**
@@ -71,7 +71,7 @@ export class ApiKeysController extends SvcController {
     @Query() permission?: string,
     @Query() inbox_access?: string,
   ): Promise<ListEnvelope<ApiKeyView>> {
-    return this.deps.apiKeys.list(principalOf(req).teamId, { limit, after, before, status, search, permission, inbox_access });
+    return this.deps.foundation.apiKeys.list(principalOf(req).teamId, { limit, after, before, status, search, permission, inbox_access });
   }
 
   /**
@@ -86,7 +86,7 @@ export class ApiKeysController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'api_keys:write')
   public async rename(@Request() req: ExRequest, @Path() id: string, @Body() body: RenameApiKeyBody): Promise<{ object: 'api_key'; id: string }> {
-    return this.deps.apiKeys.rename(principalOf(req).teamId, id, body.name, body.id);
+    return this.deps.foundation.apiKeys.rename(principalOf(req).teamId, id, body.name, body.id);
   }
 
   /**
@@ -100,6 +100,6 @@ export class ApiKeysController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'api_keys:write')
   public async revoke(@Request() req: ExRequest, @Path() id: string): Promise<{ object: 'api_key'; id: string; deleted: true }> {
-    return this.deps.apiKeys.revoke(principalOf(req).teamId, id);
+    return this.deps.foundation.apiKeys.revoke(principalOf(req).teamId, id);
   }
 }

@@ -85,7 +85,7 @@ export class DomainsController extends SvcController {
   @Extension('x-svc-scope', 'domains:write')
   public async create(@Request() req: ExRequest, @Body() body: CreateDomainBody): Promise<DomainView> {
     this.setStatus(201);
-    return this.deps.domains.create(principalOf(req).teamId, body);
+    return this.deps.sending.domains.create(principalOf(req).teamId, body);
   }
 
   /**
@@ -98,7 +98,7 @@ export class DomainsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'domains:read')
   public async list(@Request() req: ExRequest, @Query() limit?: string, @Query() after?: string, @Query() before?: string): Promise<ListEnvelope<DomainListItem>> {
-    return this.deps.domains.list(principalOf(req).teamId, { limit, after, before });
+    return this.deps.sending.domains.list(principalOf(req).teamId, { limit, after, before });
   }
 
   /**
@@ -114,7 +114,7 @@ export class DomainsController extends SvcController {
   @Extension('x-svc-scope', 'domains:write')
   public async claim(@Request() req: ExRequest, @Body() body: ClaimBody): Promise<ClaimView> {
     this.setStatus(201);
-    return this.deps.domains.claim(principalOf(req).teamId, body);
+    return this.deps.sending.domains.claim(principalOf(req).teamId, body);
   }
 
   /**
@@ -128,7 +128,7 @@ export class DomainsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'domains:read')
   public async get(@Request() req: ExRequest, @Path() id: string): Promise<DomainView> {
-    return this.deps.domains.get(principalOf(req).teamId, id);
+    return this.deps.sending.domains.get(principalOf(req).teamId, id);
   }
 
   /**
@@ -145,7 +145,7 @@ export class DomainsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'domains:write')
   public async update(@Request() req: ExRequest, @Path() id: string, @Body() body: UpdateDomainBody): Promise<{ object: 'domain'; id: string }> {
-    return this.deps.domains.update(principalOf(req).teamId, id, body);
+    return this.deps.sending.domains.update(principalOf(req).teamId, id, body);
   }
 
   /**
@@ -159,7 +159,7 @@ export class DomainsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'domains:write')
   public async remove(@Request() req: ExRequest, @Path() id: string): Promise<{ object: 'domain'; id: string; deleted: true }> {
-    return this.deps.domains.remove(principalOf(req).teamId, id);
+    return this.deps.sending.domains.remove(principalOf(req).teamId, id);
   }
 
   /**
@@ -174,7 +174,7 @@ export class DomainsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'domains:write')
   public async verify(@Request() req: ExRequest, @Path() id: string): Promise<DomainView> {
-    return this.deps.domains.verify(principalOf(req).teamId, id);
+    return this.deps.sending.domains.verify(principalOf(req).teamId, id);
   }
 
   /**
@@ -189,7 +189,7 @@ export class DomainsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'domains:write')
   public async rotateDkim(@Request() req: ExRequest, @Path() id: string): Promise<DomainView> {
-    return this.deps.domains.rotateDkim(principalOf(req).teamId, id);
+    return this.deps.sending.domains.rotateDkim(principalOf(req).teamId, id);
   }
 
   /**
@@ -203,7 +203,7 @@ export class DomainsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'domains:read')
   public async getClaim(@Request() req: ExRequest, @Path() id: string): Promise<ClaimView> {
-    return this.deps.domains.getClaim(principalOf(req).teamId, id);
+    return this.deps.sending.domains.getClaim(principalOf(req).teamId, id);
   }
 
   /**
@@ -217,7 +217,7 @@ export class DomainsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'domains:write')
   public async verifyClaim(@Request() req: ExRequest, @Path() id: string): Promise<ClaimView> {
-    return this.deps.domains.verifyClaim(principalOf(req).teamId, id);
+    return this.deps.sending.domains.verifyClaim(principalOf(req).teamId, id);
   }
 
   /**
@@ -234,7 +234,7 @@ export class DomainsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'domains:write')
   public async autoconfigure(@Request() req: ExRequest, @Path() id: string, @Body() body?: AutoconfigureBody): Promise<AutoconfigureResult> {
-    return this.deps.domains.autoconfigure(principalOf(req).teamId, id, body ?? {});
+    return this.deps.sending.domains.autoconfigure(principalOf(req).teamId, id, body ?? {});
   }
 
   /**
@@ -248,6 +248,6 @@ export class DomainsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'domains:write')
   public async forgetCredential(@Request() req: ExRequest, @Path() id: string): Promise<{ object: 'autoconfigure_credential'; id: string; deleted: true }> {
-    return this.deps.domains.forgetCredential(principalOf(req).teamId, id);
+    return this.deps.sending.domains.forgetCredential(principalOf(req).teamId, id);
   }
 }

@@ -104,7 +104,7 @@ export class EmailsController extends SvcController {
     @Body() body: SendEmailBody,
     @Header('idempotency-key') idempotencyKey?: string,
   ): Promise<{ id: string }> {
-    const answer = await this.deps.emails.send(callerOf(req), body, idempotencyKey);
+    const answer = await this.deps.sending.emails.send(callerOf(req), body, idempotencyKey);
     contextOf(req.res!).emailId = answer.body.id;
     return this.answer(answer);
   }
@@ -131,7 +131,7 @@ export class EmailsController extends SvcController {
     if (mode !== 'strict' && mode !== 'permissive') {
       throw new ServiceError(400, 'validation_error', 'The `x-batch-validation` header must be `strict` or `permissive`.', { errors: [{ path: 'x-batch-validation', message: 'strict or permissive' }] });
     }
-    const answer = await this.deps.emails.sendBatch(callerOf(req), body, mode, idempotencyKey);
+    const answer = await this.deps.sending.emails.sendBatch(callerOf(req), body, mode, idempotencyKey);
     const first = answer.body.data[0];
     if (first) contextOf(req.res!).emailId = first.id;
     return this.answer(answer);
@@ -158,7 +158,7 @@ export class EmailsController extends SvcController {
     @Query() search?: string,
     @Query() tags?: string,
   ): Promise<ListEnvelope<EmailListItem>> {
-    return this.deps.emails.list(principalOf(req).teamId, { limit, after, before, status, api_key_id, start_date, end_date, search, tags });
+    return this.deps.sending.emails.list(principalOf(req).teamId, { limit, after, before, status, api_key_id, start_date, end_date, search, tags });
   }
 
   /**
@@ -172,7 +172,7 @@ export class EmailsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:read')
   public async get(@Request() req: ExRequest, @Path() email_id: string): Promise<EmailView> {
-    return this.deps.emails.get(principalOf(req).teamId, email_id);
+    return this.deps.sending.emails.get(principalOf(req).teamId, email_id);
   }
 
   /**
@@ -191,7 +191,7 @@ export class EmailsController extends SvcController {
     if (body.id !== undefined && body.id.toLowerCase() !== email_id.toLowerCase()) {
       throw new ServiceError(400, 'validation_error', 'The body `id` must match the path.', { errors: [{ path: 'id', message: 'must match the path id' }] });
     }
-    return this.deps.emails.reschedule(principalOf(req).teamId, email_id, body.scheduled_at);
+    return this.deps.sending.emails.reschedule(principalOf(req).teamId, email_id, body.scheduled_at);
   }
 
   /**
@@ -206,7 +206,7 @@ export class EmailsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:write')
   public async cancel(@Request() req: ExRequest, @Path() email_id: string): Promise<EmailRef> {
-    return this.deps.emails.cancel(principalOf(req).teamId, email_id);
+    return this.deps.sending.emails.cancel(principalOf(req).teamId, email_id);
   }
 
   /**
@@ -221,7 +221,7 @@ export class EmailsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:write')
   public async share(@Request() req: ExRequest, @Path() email_id: string, @Body() body?: ShareBody): Promise<EmailRef & { url: string }> {
-    return this.deps.emailShares.create(principalOf(req).teamId, email_id, body?.expires_in ?? undefined);
+    return this.deps.sending.shares.create(principalOf(req).teamId, email_id, body?.expires_in ?? undefined);
   }
 
   /**
@@ -235,7 +235,7 @@ export class EmailsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:write')
   public async revokeShares(@Request() req: ExRequest, @Path() email_id: string): Promise<EmailRef & { revoked: number }> {
-    return this.deps.emailShares.revoke(principalOf(req).teamId, email_id);
+    return this.deps.sending.shares.revoke(principalOf(req).teamId, email_id);
   }
 
   /**
@@ -253,7 +253,7 @@ export class EmailsController extends SvcController {
     @Request() req: ExRequest, @Path() email_id: string, @Query() limit?: string, @Query() after?: string, @Query() before?: string,
   ): Promise<ListEnvelope<SentAttachmentView>> {
     parsePageQuery({ limit, after, before });
-    return this.deps.emailShares.listAttachments(principalOf(req).teamId, email_id);
+    return this.deps.sending.shares.listAttachments(principalOf(req).teamId, email_id);
   }
 
   /**
@@ -267,7 +267,7 @@ export class EmailsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:read')
   public async attachment(@Request() req: ExRequest, @Path() email_id: string, @Path() attachment_id: string): Promise<SentAttachmentView> {
-    return this.deps.emailShares.getAttachment(principalOf(req).teamId, email_id, attachment_id);
+    return this.deps.sending.shares.getAttachment(principalOf(req).teamId, email_id, attachment_id);
   }
 
   private answer<T>(answer: Answer<T>): T {

@@ -39,7 +39,7 @@ export class LogsController extends SvcController {
     @Query() start_date?: string,
     @Query() end_date?: string,
   ): Promise<ListEnvelope<LogView>> {
-    return this.deps.requestLogs.list(principalOf(req).teamId, {
+    return this.deps.foundation.requestLogs.list(principalOf(req).teamId, {
       limit, after, before, status, source, exclude_source, search, user_agent, start_date, end_date,
     });
   }
@@ -55,6 +55,6 @@ export class LogsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'logs:read')
   public async get(@Request() req: ExRequest, @Path() id: string): Promise<LogDetailView> {
-    return this.deps.requestLogs.get(principalOf(req).teamId, id);
+    return this.deps.foundation.requestLogs.get(principalOf(req).teamId, id);
   }
 }

@@ -37,7 +37,7 @@ export class MetricsController extends SvcController {
     @Query() broadcast_id?: string[],
     @Query() timezone?: string,
   ): Promise<MetricsView> {
-    return this.deps.metrics.get(principalOf(req).teamId, {
+    return this.deps.sending.metrics.get(principalOf(req).teamId, {
       start_date, end_date, metrics, dimensions, granularity, domain_id, email_id, broadcast_id, timezone,
     });
   }

@@ -37,7 +37,7 @@ export class ReceivingController extends SvcController {
     @Query() start_date?: string,
     @Query() end_date?: string,
   ): Promise<ListEnvelope<ReceivedListItem>> {
-    return this.deps.receiving.list(principalOf(req).teamId, { limit, after, before, search, start_date, end_date });
+    return this.deps.inbox.receiving.list(principalOf(req).teamId, { limit, after, before, search, start_date, end_date });
   }
 
   /**
@@ -52,7 +52,7 @@ export class ReceivingController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:read')
   public async get(@Request() req: ExRequest, @Path() email_id: string, @Query() html_format?: string): Promise<ReceivedEmailView> {
-    return this.deps.receiving.get(principalOf(req).teamId, email_id, { html_format });
+    return this.deps.inbox.receiving.get(principalOf(req).teamId, email_id, { html_format });
   }
 
   /**
@@ -66,7 +66,7 @@ export class ReceivingController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:write')
   public async remove(@Request() req: ExRequest, @Path() email_id: string): Promise<{ object: 'email'; id: string; deleted: true }> {
-    return this.deps.receiving.delete(principalOf(req).teamId, email_id);
+    return this.deps.inbox.receiving.delete(principalOf(req).teamId, email_id);
   }
 
   /**
@@ -87,7 +87,7 @@ export class ReceivingController extends SvcController {
     @Query() after?: string,
     @Query() before?: string,
   ): Promise<ListEnvelope<ReceivedAttachmentView>> {
-    return this.deps.receiving.listAttachments(principalOf(req).teamId, email_id, { limit, after, before });
+    return this.deps.inbox.receiving.listAttachments(principalOf(req).teamId, email_id, { limit, after, before });
   }
 
   /**
@@ -101,6 +101,6 @@ export class ReceivingController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'emails:read')
   public async attachment(@Request() req: ExRequest, @Path() email_id: string, @Path() attachment_id: string): Promise<ReceivedAttachmentView> {
-    return this.deps.receiving.getAttachment(principalOf(req).teamId, email_id, attachment_id);
+    return this.deps.inbox.receiving.getAttachment(principalOf(req).teamId, email_id, attachment_id);
   }
 }

@@ -57,7 +57,7 @@ export class SuppressionsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'suppressions:write')
   public async add(@Request() req: ExRequest, @Body() body: AddSuppressionBody): Promise<SuppressionRef> {
-    const result = await this.deps.suppressions.add(principalOf(req).teamId, body.email);
+    const result = await this.deps.audience.suppressions.add(principalOf(req).teamId, body.email);
     this.setStatus(201);
     return result;
   }
@@ -81,7 +81,7 @@ export class SuppressionsController extends SvcController {
     @Query() start_date?: string,
     @Query() end_date?: string,
   ): Promise<ListEnvelope<SuppressionListItem>> {
-    return this.deps.suppressions.list(principalOf(req).teamId, { limit, after, before, origin, search, start_date, end_date });
+    return this.deps.audience.suppressions.list(principalOf(req).teamId, { limit, after, before, origin, search, start_date, end_date });
   }
 
   /**
@@ -96,7 +96,7 @@ export class SuppressionsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'suppressions:read')
   public async get(@Request() req: ExRequest, @Path() suppression: string): Promise<SuppressionView> {
-    return this.deps.suppressions.get(principalOf(req).teamId, suppression);
+    return this.deps.audience.suppressions.get(principalOf(req).teamId, suppression);
   }
 
   /**
@@ -111,7 +111,7 @@ export class SuppressionsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'suppressions:write')
   public async remove(@Request() req: ExRequest, @Path() suppression: string): Promise<SuppressionRef & { deleted: true }> {
-    return this.deps.suppressions.remove(principalOf(req).teamId, suppression);
+    return this.deps.audience.suppressions.remove(principalOf(req).teamId, suppression);
   }
 
   /**
@@ -125,7 +125,7 @@ export class SuppressionsController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'suppressions:write')
   public async batchAdd(@Request() req: ExRequest, @Body() body: BatchAddSuppressionsBody): Promise<{ data: SuppressionRef[] }> {
-    return this.deps.suppressions.batchAdd(principalOf(req).teamId, body.emails);
+    return this.deps.audience.suppressions.batchAdd(principalOf(req).teamId, body.emails);
   }
 
   /**
@@ -141,6 +141,6 @@ export class SuppressionsController extends SvcController {
   public async batchRemove(
     @Request() req: ExRequest, @Body() body: BatchRemoveSuppressionsBody,
   ): Promise<{ data: { object: 'suppression'; id: string | null; deleted: boolean }[] }> {
-    return this.deps.suppressions.batchRemove(principalOf(req).teamId, body);
+    return this.deps.audience.suppressions.batchRemove(principalOf(req).teamId, body);
   }
 }

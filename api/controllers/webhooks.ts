@@ -61,7 +61,7 @@ export class WebhooksController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'webhooks:write')
   public async create(@Request() req: ExRequest, @Body() body: CreateWebhookBody): Promise<WebhookRef & { signing_secret: string }> {
-    const result = await this.deps.webhooks.create(principalOf(req).teamId, body);
+    const result = await this.deps.sending.webhooks.create(principalOf(req).teamId, body);
     this.setStatus(201);
     return result;
   }
@@ -76,7 +76,7 @@ export class WebhooksController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'webhooks:read')
   public async list(@Request() req: ExRequest, @Query() limit?: string, @Query() after?: string, @Query() before?: string): Promise<ListEnvelope<WebhookListItem>> {
-    return this.deps.webhooks.list(principalOf(req).teamId, { limit, after, before });
+    return this.deps.sending.webhooks.list(principalOf(req).teamId, { limit, after, before });
   }
 
   /**
@@ -90,7 +90,7 @@ export class WebhooksController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'webhooks:read')
   public async get(@Request() req: ExRequest, @Path() id: string): Promise<WebhookView> {
-    return this.deps.webhooks.get(principalOf(req).teamId, id);
+    return this.deps.sending.webhooks.get(principalOf(req).teamId, id);
   }
 
   /**
@@ -105,7 +105,7 @@ export class WebhooksController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'webhooks:write')
   public async update(@Request() req: ExRequest, @Path() id: string, @Body() body: UpdateWebhookBody): Promise<WebhookRef> {
-    return this.deps.webhooks.update(principalOf(req).teamId, id, body);
+    return this.deps.sending.webhooks.update(principalOf(req).teamId, id, body);
   }
 
   /**
@@ -119,7 +119,7 @@ export class WebhooksController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'webhooks:write')
   public async remove(@Request() req: ExRequest, @Path() id: string): Promise<WebhookRef & { deleted: true }> {
-    return this.deps.webhooks.remove(principalOf(req).teamId, id);
+    return this.deps.sending.webhooks.remove(principalOf(req).teamId, id);
   }
 
   /**
@@ -133,7 +133,7 @@ export class WebhooksController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'webhooks:write')
   public async rotateSecret(@Request() req: ExRequest, @Path() id: string): Promise<WebhookRef & { signing_secret: string }> {
-    return this.deps.webhooks.rotateSecret(principalOf(req).teamId, id);
+    return this.deps.sending.webhooks.rotateSecret(principalOf(req).teamId, id);
   }
 
   /**
@@ -147,7 +147,7 @@ export class WebhooksController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'webhooks:write')
   public async rotateSigningSecret(@Request() req: ExRequest, @Path() id: string): Promise<WebhookRef & { signing_secret: string }> {
-    return this.deps.webhooks.rotateSecret(principalOf(req).teamId, id);
+    return this.deps.sending.webhooks.rotateSecret(principalOf(req).teamId, id);
   }
 
   /**
@@ -162,7 +162,7 @@ export class WebhooksController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'webhooks:read')
   public async attempts(@Request() req: ExRequest, @Path() id: string, @Query() limit?: string, @Query() after?: string, @Query() before?: string): Promise<ListEnvelope<AttemptView>> {
-    return this.deps.webhooks.listAttempts(principalOf(req).teamId, id, undefined, { limit, after, before });
+    return this.deps.sending.webhooks.listAttempts(principalOf(req).teamId, id, undefined, { limit, after, before });
   }
 
   /**
@@ -177,7 +177,7 @@ export class WebhooksController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'webhooks:read')
   public async messages(@Request() req: ExRequest, @Path() id: string, @Query() limit?: string, @Query() after?: string, @Query() before?: string): Promise<ListEnvelope<MessageItem>> {
-    return this.deps.webhooks.listMessages(principalOf(req).teamId, id, { limit, after, before });
+    return this.deps.sending.webhooks.listMessages(principalOf(req).teamId, id, { limit, after, before });
   }
 
   /**
@@ -191,7 +191,7 @@ export class WebhooksController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'webhooks:read')
   public async message(@Request() req: ExRequest, @Path() id: string, @Path() message_id: string): Promise<MessageView> {
-    return this.deps.webhooks.getMessage(principalOf(req).teamId, id, message_id);
+    return this.deps.sending.webhooks.getMessage(principalOf(req).teamId, id, message_id);
   }
 
   /**
@@ -208,7 +208,7 @@ export class WebhooksController extends SvcController {
   public async messageAttempts(
     @Request() req: ExRequest, @Path() id: string, @Path() message_id: string, @Query() limit?: string, @Query() after?: string, @Query() before?: string,
   ): Promise<ListEnvelope<AttemptView>> {
-    return this.deps.webhooks.listAttempts(principalOf(req).teamId, id, message_id, { limit, after, before });
+    return this.deps.sending.webhooks.listAttempts(principalOf(req).teamId, id, message_id, { limit, after, before });
   }
 
   /**
@@ -224,7 +224,7 @@ export class WebhooksController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'webhooks:write')
   public async replay(@Request() req: ExRequest, @Path() id: string, @Path() message_id: string): Promise<{ object: 'webhook_event'; id: string }> {
-    return this.deps.webhooks.replay(principalOf(req).teamId, id, message_id);
+    return this.deps.sending.webhooks.replay(principalOf(req).teamId, id, message_id);
   }
 
   /**
@@ -239,7 +239,7 @@ export class WebhooksController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'webhooks:read')
   public async sdkEvents(@Request() req: ExRequest, @Path() id: string, @Query() limit?: string, @Query() after?: string, @Query() before?: string): Promise<ListEnvelope<MessageItem>> {
-    return this.deps.webhooks.listMessages(principalOf(req).teamId, id, { limit, after, before });
+    return this.deps.sending.webhooks.listMessages(principalOf(req).teamId, id, { limit, after, before });
   }
 
   /**
@@ -253,7 +253,7 @@ export class WebhooksController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'webhooks:read')
   public async sdkEvent(@Request() req: ExRequest, @Path() id: string, @Path() message_id: string): Promise<MessageView> {
-    return this.deps.webhooks.getMessage(principalOf(req).teamId, id, message_id);
+    return this.deps.sending.webhooks.getMessage(principalOf(req).teamId, id, message_id);
   }
 
   /**
@@ -270,7 +270,7 @@ export class WebhooksController extends SvcController {
   public async sdkEventAttempts(
     @Request() req: ExRequest, @Path() id: string, @Path() message_id: string, @Query() limit?: string, @Query() after?: string, @Query() before?: string,
   ): Promise<ListEnvelope<AttemptView>> {
-    return this.deps.webhooks.listAttempts(principalOf(req).teamId, id, message_id, { limit, after, before });
+    return this.deps.sending.webhooks.listAttempts(principalOf(req).teamId, id, message_id, { limit, after, before });
   }
 
   /**
@@ -286,6 +286,6 @@ export class WebhooksController extends SvcController {
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'webhooks:write')
   public async sdkReplay(@Request() req: ExRequest, @Path() id: string, @Path() message_id: string): Promise<{ object: 'webhook_event'; id: string }> {
-    return this.deps.webhooks.replay(principalOf(req).teamId, id, message_id);
+    return this.deps.sending.webhooks.replay(principalOf(req).teamId, id, message_id);
   }
 }

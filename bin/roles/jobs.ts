@@ -22,7 +22,7 @@ export function startJobsRole(services: Services, config: Config): JobsRole {
   const scheduler = startScheduler([
     pruneRequestLogsJob(services.repos.requestLogs, services.clock, config.logs_retention_days),
     pruneWebhookMessagesJob(services.database.db, services.clock, config.webhooks_retention_days),
-    recheckDomainsJob(() => services.api.domains.recheckAll(), config.domains_recheck_cron),
+    recheckDomainsJob(() => services.api.sending.domains.recheckAll(), config.domains_recheck_cron),
     dispatchScheduledJob({ db: services.database.db, clock: services.clock, logger: services.logger, wake: services.sending.wake }),
     pruneIdempotencyKeysJob(services.database.db, services.clock),
     ambiguousSweepJob({ db: services.database.db, clock: services.clock, logger: services.logger, recorder: services.sending.recorder }),

@@ -354,13 +354,13 @@ t.test('a sending_access key cannot manage keys: 401 restricted_api_key', async 
 t.test('a suspended team\'s keys are 403 suspended_api_key', async (t) => {
   const owner = await app.newTeam('Suspended team');
   const sender = await createKey(owner.token, { name: 'sender', permission: 'sending_access' });
-  await app.appliance.services.api.teams.setStatus(owner.teamId, 'suspended');
+  await app.appliance.services.api.foundation.teams.setStatus(owner.teamId, 'suspended');
   for (const token of [owner.token, sender.token]) {
     const r = await call(base, 'GET', '/api-keys', { token });
     t.equal(r.status, 403);
     t.equal(r.body.name, 'suspended_api_key');
   }
-  await app.appliance.services.api.teams.setStatus(owner.teamId, 'active');
+  await app.appliance.services.api.foundation.teams.setStatus(owner.teamId, 'active');
   t.equal((await call(base, 'GET', '/api-keys', { token: owner.token })).status, 200, 'works again once the team is active');
 });
 

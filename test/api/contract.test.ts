@@ -113,7 +113,7 @@ t.test('a path parameter that is not valid percent-encoding is 400 validation_er
 
 t.test('an unexpected error is 500 application_error with the request id and no stack', async (t) => {
   const deps = app.appliance.services.api;
-  const broken = { ...deps, apiKeys: { ...deps.apiKeys, list: async () => { throw new Error('boom at /secret/path.ts:12'); } } };
+  const broken = { ...deps, foundation: { ...deps.foundation, apiKeys: { ...deps.foundation.apiKeys, list: async () => { throw new Error('boom at /secret/path.ts:12'); } } } };
   const server = await listenTcp(createApp(broken), '127.0.0.1', 0);
   t.teardown(() => server.close());
   const r = await call(`http://127.0.0.1:${server.port}`, 'GET', '/api-keys', { token });

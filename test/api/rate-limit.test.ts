@@ -10,7 +10,7 @@ const base = app.baseUrl;
 
 const teamA = await app.newTeam('Bursty');
 // A second key of the same team, made directly so that it spends no token.
-const secondKey = await app.appliance.services.api.apiKeys.create(teamA.teamId, { name: 'second' }, { kind: 'operator' });
+const secondKey = await app.appliance.services.api.foundation.apiKeys.create(teamA.teamId, { name: 'second' }, { kind: 'operator' });
 const teamB = await app.newTeam('Quiet');
 
 // The same capacity refilling 1 per second: what must hold whatever the machine's speed (refusals
@@ -19,7 +19,7 @@ const teamB = await app.newTeam('Quiet');
 const slow = await startTestAppliance({ env: { SVC_RATE_LIMIT_BURST: '10', SVC_RATE_LIMIT_PER_SECOND: '1' } });
 t.teardown(() => slow.stop());
 const slowTeam = await slow.newTeam('Slow refill');
-const slowSecondKey = await slow.appliance.services.api.apiKeys.create(slowTeam.teamId, { name: 'second' }, { kind: 'operator' });
+const slowSecondKey = await slow.appliance.services.api.foundation.apiKeys.create(slowTeam.teamId, { name: 'second' }, { kind: 'operator' });
 
 const wholeNumber = /^\d+$/;
 
@@ -121,14 +121,14 @@ t.test('a burst beyond capacity is refused with 429 rate_limit_exceeded, and eac
   t.equal(Math.min(...remaining), 0, 'the last success before a refusal left less than one token');
   // Refused requests were made with the team's credentials: they are in its request log.
   await slow.appliance.services.api.logWriter.flush();
-  const logged = await slow.appliance.services.api.requestLogs.list(slowTeam.teamId, { status: '429', limit: '100' });
+  const logged = await slow.appliance.services.api.foundation.requestLogs.list(slowTeam.teamId, { status: '429', limit: '100' });
   const loggedIds = new Set(logged.data.map((l) => l.request_id));
   t.same(refused.map((r) => r.headers.get('x-request-id')).filter((id) => !loggedIds.has(id!)), [], 'every 429 is logged with its status');
 });
 
 t.test('two keys of one team spend from one bucket; unauthenticated routes spend nothing', async (t) => {
   const other = await slow.newTeam('Shared bucket');
-  const otherSecond = await slow.appliance.services.api.apiKeys.create(other.teamId, { name: 'second' }, { kind: 'operator' });
+  const otherSecond = await slow.appliance.services.api.foundation.apiKeys.create(other.teamId, { name: 'second' }, { kind: 'operator' });
   const started = performance.now();
   const first = await call(slow.baseUrl, 'GET', '/api-keys?limit=1', { token: other.token });
   const more = [];

@@ -60,7 +60,7 @@ t.test('rule 1: the from domain must be verified on the team (403)', async (t) =
 });
 
 t.test('a key pinned to a domain sends only from it', async (t) => {
-  const emails = app.appliance.services.api.emails;
+  const emails = app.appliance.services.api.sending.emails;
   await t.rejects(emails.send({ teamId: team.teamId, apiKeyId: null, domainId: crypto.randomUUID() }, good), { statusCode: 403, errorName: 'validation_error' } as never);
   const pinned = domains.all().find((d) => d.name === 'sender.net')!;
   const ok = await emails.send({ teamId: team.teamId, apiKeyId: null, domainId: pinned.id }, good);

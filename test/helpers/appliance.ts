@@ -64,8 +64,8 @@ export async function startTestAppliance(options: TestApplianceOptions = {}): Pr
     redis,
     adminSocket: api?.admin.address ?? '',
     async newTeam(name = 'Team', permission = 'full_access') {
-      const team = await services.teams.create(name);
-      const key = await services.apiKeys.create(team.id, { name: `${name} key`, permission }, { kind: 'operator' });
+      const team = await services.foundation.teams.create(name);
+      const key = await services.foundation.apiKeys.create(team.id, { name: `${name} key`, permission }, { kind: 'operator' });
       return { teamId: team.id, keyId: key.id, token: key.token };
     },
     async stop() {

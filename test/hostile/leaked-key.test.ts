@@ -38,7 +38,7 @@ const lines = (text: string) => text.split('\n').filter((l) => l.length > 0);
 
 t.test('a leaked key that empties the bucket is revoked by svc admin key revoke; its next request is 403', async (t) => {
   const team = await app.newTeam('Leaky');
-  const other = await app.appliance.services.api.apiKeys.create(team.teamId, { name: 'the good one' }, { kind: 'operator' });
+  const other = await app.appliance.services.api.foundation.apiKeys.create(team.teamId, { name: 'the good one' }, { kind: 'operator' });
   const leaked = team.token;
   t.equal((await call(app.baseUrl, 'GET', '/api-keys', { token: leaked })).status, 200, 'the key works (and is now in the key cache)');
 
@@ -88,7 +88,7 @@ t.test('a leaked key that empties the bucket is revoked by svc admin key revoke;
 
 t.test('revoke by id, the whole token, again (idempotent); refusals name the problem', async (t) => {
   const team = await app.newTeam('Tidy');
-  const second = await app.appliance.services.api.apiKeys.create(team.teamId, { name: 'second' }, { kind: 'operator' });
+  const second = await app.appliance.services.api.foundation.apiKeys.create(team.teamId, { name: 'second' }, { kind: 'operator' });
 
   const byId = await svcAdmin(['key', 'revoke', team.keyId]);
   t.equal(byId.code, 0, byId.stderr + byId.stdout);

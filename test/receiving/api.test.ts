@@ -121,8 +121,8 @@ t.test('dropped mail is recorded with the spec reason, no bodies and no attachme
 
   // The team's own key is refused while it is suspended, so the record is read after.
   await expectDropped('team_blocked', withPart, false, {
-    before: () => services.api.teams.setStatus(team.teamId, 'suspended'),
-    after: () => services.api.teams.setStatus(team.teamId, 'active'),
+    before: () => services.api.foundation.teams.setStatus(team.teamId, 'suspended'),
+    after: () => services.api.foundation.teams.setStatus(team.teamId, 'active'),
   });
 });
 
