@@ -10,7 +10,7 @@ import { requestLog } from './middleware/request-log.js';
 import { publicRateLimit } from './middleware/public-rate-limit.js';
 import { errorHandler } from './middleware/error-handler.js';
 import { jsonBody as boundedJsonBody } from './middleware/json-body.js';
-import { operationRoutes } from './dispatch.js';
+import { operationRoutes } from './route-table.js';
 import { receivedDownloads } from './public/received-downloads.js';
 import { sentEmailRoutes } from './public/sent-emails.js';
 

@@ -4,7 +4,7 @@ import {
 } from '@tsoa/runtime';
 import type { Request as ExRequest } from 'express';
 import type { ListEnvelope } from '../../core/pagination.js';
-import type { AttemptView, MessageView, WebhookListItem, WebhookView } from '../../core/webhooks/index.js';
+import type { AttemptView, MessageItem, MessageView, WebhookListItem, WebhookView } from '../../core/webhooks/index.js';
 import { principalOf } from '../context.js';
 import type { ErrorBody } from '../errors.js';
 import {
@@ -25,19 +25,6 @@ interface UpdateWebhookBody {
 }
 
 type WebhookRef = { object: 'webhook'; id: string };
-// List items spelled out rather than `Omit<…>`: the document tsoa writes for a mapped type drops
-// `| null` from its fields and leaves an unused helper schema behind.
-/** A message as lists show it: without its payload. */
-interface MessageItem {
-  /** The `wh-id` header value. */
-  id: string;
-  event_id: string;
-  type: string;
-  created_at: string;
-  status: 'pending' | 'attempting' | 'success' | 'failed';
-  attempts: number;
-  next_attempt_at: string | null;
-}
 
 // Routes of the conventions page, plus the paths the resend SDK calls for the same operations
 // (`signing-secret/rotate`, `events[/{id}[/attempts|/replay]]`; its "event" is our message).

@@ -5,7 +5,7 @@ import { recheckDomainsJob } from '../../jobs/recheck-domains.js';
 import { startWebhookDispatch } from '../../jobs/webhook-dispatch.js';
 import { pruneWebhookMessagesJob } from '../../jobs/webhook-dispatch-prune.js';
 import { startMetricsRollup } from '../../jobs/metrics-rollup.js';
-import { dispatchScheduledJob } from '../../jobs/dispatch-scheduled.js';
+import { releaseScheduledJob } from '../../jobs/release-scheduled.js';
 import { pruneIdempotencyKeysJob } from '../../jobs/prune-idempotency-keys.js';
 import { ambiguousSweepJob } from '../../jobs/ambiguous-sweep.js';
 import { pruneDroppedReceivedJob, pruneEventsJob, startFullOrphanSweep, sweepOrphanRawJob } from '../../jobs/retention.js';
@@ -23,7 +23,7 @@ export function startJobsRole(services: Services, config: Config): JobsRole {
     pruneRequestLogsJob(services.repos.requestLogs, services.clock, config.logs_retention_days),
     pruneWebhookMessagesJob(services.database.db, services.clock, config.webhooks_retention_days),
     recheckDomainsJob(() => services.api.sending.domains.recheckAll(), config.domains_recheck_cron),
-    dispatchScheduledJob({ db: services.database.db, clock: services.clock, logger: services.logger, wake: services.sending.wake }),
+    releaseScheduledJob({ db: services.database.db, clock: services.clock, logger: services.logger, wake: services.sending.wake }),
     pruneIdempotencyKeysJob(services.database.db, services.clock),
     ambiguousSweepJob({ db: services.database.db, clock: services.clock, logger: services.logger, recorder: services.sending.recorder }),
     pruneDroppedReceivedJob(retention, config.receiving_dropped_retention_days),

@@ -2,7 +2,7 @@
 // Sending: the emails service, the delivery recorder, signed return paths, share links.
 export * from './ambiguous.js';
 export * from './delivery.js';
-export * from './dispatch.js';
+export * from './release.js';
 export * from './envelope.js';
 export * from './outcomes.js';
 export * from './ports.js';

@@ -5,6 +5,6 @@ export { webhooksService, ROTATION_OVERLAP_MS, type WebhooksService, type Webhoo
 export { createDispatcher, type WebhookDispatcher, type RunSummary } from './dispatcher.js';
 export type { EndpointUrlCheck, Sender, SendOutcome } from './ports.js';
 export { retryDelaysMs } from './retry.js';
-export type { AttemptView, MessageView, WebhookListItem, WebhookView } from './views.js';
+export type { AttemptView, MessageItem, MessageView, WebhookListItem, WebhookView } from './views.js';
 export * from './fan-out.js';
 export * from './retention.js';

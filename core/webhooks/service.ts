@@ -12,7 +12,7 @@ import { listOf, parsePageQuery, type ListEnvelope, type RawPageQuery } from '..
 import { envelopeOf } from './deliver.js';
 import { newSigningSecret } from './signing.js';
 import type { EndpointUrlCheck } from './ports.js';
-import { attemptView, messageView, type AttemptView, type MessageView, type WebhookListItem, type WebhookView } from './views.js';
+import { attemptView, messageView, type AttemptView, type MessageItem, type MessageView, type WebhookListItem, type WebhookView } from './views.js';
 
 /** A rotated-out secret keeps signing this long beside the new one. */
 export const ROTATION_OVERLAP_MS = 24 * 3_600_000;
@@ -119,7 +119,7 @@ export function webhooksService(deps: WebhooksDeps) {
       return { object: 'webhook', id: row.id, signing_secret: secret };
     },
 
-    async listMessages(teamId: string, id: string, query: RawPageQuery): Promise<ListEnvelope<Omit<MessageView, 'object' | 'payload'>>> {
+    async listMessages(teamId: string, id: string, query: RawPageQuery): Promise<ListEnvelope<MessageItem>> {
       const endpoint = await endpointOf(teamId, id);
       const page = await repo.listDeliveries(endpoint.id, parsePageQuery(query));
       return listOf(page.data.map((m) => {

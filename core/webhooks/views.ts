@@ -13,9 +13,8 @@ export interface WebhookView extends WebhookListItem {
   signing_secret: string;
 }
 
-/** A message as the SDK's `webhooks.events` calls see it (their "event" is our message). */
-export interface MessageView {
-  object: 'webhook_event';
+/** A message as lists show it: without its payload. */
+export interface MessageItem {
   /** The `wh-id` header value. */
   id: string;
   event_id: string;
@@ -24,6 +23,11 @@ export interface MessageView {
   status: 'pending' | 'attempting' | 'success' | 'failed';
   attempts: number;
   next_attempt_at: string | null;
+}
+
+/** A message as the SDK's `webhooks.events` calls see it (their "event" is our message). */
+export interface MessageView extends MessageItem {
+  object: 'webhook_event';
   payload?: unknown;
 }
 

@@ -1,6 +1,6 @@
 import type { Clock } from '../../core/clock.js';
 import type { DeliveryRecorder, Known } from '../../core/emails/index.js';
-import { dispatchDueScheduled } from '../../core/emails/index.js';
+import { releaseDueScheduled } from '../../core/emails/index.js';
 import type { DeliveryOutcome } from '../../core/emails/index.js';
 import type { ReturnPaths } from '../../core/emails/index.js';
 import type { Logger } from '../../core/logger.js';
@@ -48,7 +48,7 @@ export class RegionQueue {
   private readonly perDomain = new Map<string, number>();
   private pumping = false;
   private again = false;
-  private dispatchWanted = true;
+  private releaseWanted = true;
   private timer?: NodeJS.Timeout;
   private stopped = false;
   private readonly log: Logger;
@@ -59,7 +59,7 @@ export class RegionQueue {
 
   /** New mail (or a due time): look now, dispatching scheduled mail too. */
   wake(): void {
-    this.dispatchWanted = true;
+    this.releaseWanted = true;
     this.schedulePump();
   }
 
@@ -87,9 +87,9 @@ export class RegionQueue {
     try {
       do {
         this.again = false;
-        if (this.dispatchWanted) {
-          this.dispatchWanted = false;
-          await dispatchDueScheduled({ db: this.deps.db, clock: this.deps.clock, logger: this.log, wake: () => undefined });
+        if (this.releaseWanted) {
+          this.releaseWanted = false;
+          await releaseDueScheduled({ db: this.deps.db, clock: this.deps.clock, logger: this.log, wake: () => undefined });
         }
         started += await this.claim();
       } while (this.again && !this.stopped);

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { operationMatcher, type Match } from '../../api/operations.js';
 import { openapiDocument } from '../../api/app.js';
-import { recordRoutes } from '../../api/dispatch.js';
+import { recordRoutes } from '../../api/route-table.js';
 import { RegisterRoutes } from '../../api/generated/routes.js';
 
 // The matcher decides 404, 405 and each request's permission before anything else runs, from
@@ -49,7 +49,7 @@ t.test('unknown paths, trailing slashes, HEAD and permissions', async (t) => {
   t.equal(health.kind === 'operation' && health.operation.permission, 'none');
 });
 
-t.test('every documented operation has a generated route to dispatch to', async (t) => {
+t.test('every documented operation has a generated route in the route table', async (t) => {
   const routes = recordRoutes(RegisterRoutes);
   const document = openapiDocument as unknown as { paths: Record<string, Record<string, unknown>> };
   const documented = Object.entries(document.paths).flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`));

@@ -64,10 +64,10 @@ t.test('a scheduled send waits, can be rescheduled, and is dispatched at its tim
   t.equal(tooFar.status, 422);
 
   clock.set('2026-05-07T08:59:00Z');
-  await jobs.scheduler.runNow('dispatch-scheduled');
+  await jobs.scheduler.runNow('release-scheduled');
   t.equal((await get(id)).last_event, 'scheduled', 'not before its time');
   clock.set('2026-05-07T09:00:00Z');
-  await jobs.scheduler.runNow('dispatch-scheduled');
+  await jobs.scheduler.runNow('release-scheduled');
   t.equal((await get(id)).last_event, 'queued', 'dispatched at its time');
 
   const cancel = await call(base, 'POST', `/emails/${id}/cancel`, { token: team.token });
@@ -89,7 +89,7 @@ t.test('cancel before dispatch: canceled with email.canceled; an immediate send 
   const again = await call(base, 'POST', `/emails/${id}/cancel`, { token: team.token });
   t.equal(again.status, 200, 'canceling twice answers the same');
   clock.set('2026-05-08T11:00:00Z');
-  await jobs.scheduler.runNow('dispatch-scheduled');
+  await jobs.scheduler.runNow('release-scheduled');
   t.equal((await get(id)).last_event, 'canceled', 'a canceled email is never dispatched');
   clock.set('2026-05-06T10:00:00Z');
 
