@@ -29,7 +29,8 @@ import { createDispatcher, webhooksService, type WebhookDispatcher } from '../co
 import { createSender } from '../net/webhook-sender.js';
 import { endpointUrlPolicy } from '../net/url-policy.js';
 import { cloudflareClient } from '../net/cloudflare.js';
-import { metricsRollup, metricsService, type MetricsRollup } from '../core/metrics/index.js';
+import { metricsRollup, metricsService, rollupWork, type MetricsRollup } from '../core/metrics/index.js';
+import { durableWorker, type DurableWorker } from '../core/work/index.js';
 import { backupService } from '../core/backup.js';
 
 export interface ServicesInput {
@@ -67,8 +68,10 @@ export interface Services {
   sending: Sending;
   /** Delivers outbox events to webhook endpoints; the jobs role runs its loop. */
   webhookDispatcher: WebhookDispatcher;
-  /** Folds outbox events into the metrics rollups; the jobs role runs its loop. */
+  /** Folds outbox events into the metrics rollups (durable work of the jobs role; the API folds on demand). */
   metricsRollup: MetricsRollup;
+  /** Long-running work in small committed steps under a lease; the jobs role runs it. */
+  work: DurableWorker;
   /** The receiving side: the API service and what the inbound listener uses. */
   receiving: Receiving;
 }
@@ -91,16 +94,20 @@ export function createServices(input: ServicesInput): Services {
     returnPaths: (address) => sending.returnPaths.check(address, clock.now()), recorder: sending.recorder, linkBase: links.url,
   });
   const rollup = metricsRollup({ db: database.db, batchSize: config.metrics_rollup_batch_size });
+  const work = durableWorker({
+    db: database.db, clock, logger, leaseMs: 60_000, concurrency: 4, stepsPerTurn: 50,
+    handlers: [rollupWork(rollup, config.metrics_rollup_interval_ms)],
+  });
   const api: ApiDeps = {
     ...contractParts(input, repos.apiKeys, logWriter),
     foundation: foundationServices(input, repos, domains, receiving.spool.dir),
     audience: { suppressions: suppressionsService({ db: database.db, clock }) },
-    sending: sendingServices(input, { sending, domainsDeps, rollup, wakeDispatcher: () => webhookDispatcher.wake() }),
+    sending: sendingServices(input, { sending, domainsDeps, rollup, wakeDispatcher: () => webhookDispatcher.wakes.wake() }),
     inbox: { receiving: receiving.service },
   };
   return {
     api, logWriter, database, redis, repos, clock, logger, resolver: input.resolver, secretBox: input.secretBox, regions,
-    webhookDispatcher, sending, domains, deliveryResolver, linkBase: links, receiving, metricsRollup: rollup,
+    webhookDispatcher, sending, domains, deliveryResolver, linkBase: links, receiving, metricsRollup: rollup, work,
   };
 }
 

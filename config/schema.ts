@@ -81,7 +81,8 @@ export const schema = {
   scanner_timeout_ms: { type: 'int', default: 30000, min: 100, max: 600000, doc: 'Deadline of one scan (svc enforces it; clamscan does not).' },
   scanner_max_bytes: { type: 'int', default: 26214400, min: 1024, doc: 'Largest message sent to the scanner (keep at or under clamd StreamMaxLength); a bigger one is refused 552 when failing closed, stored unscanned when open.' },
 
-  metrics_rollup_interval_ms: { type: 'int', default: 5000, min: 100, max: 60000, doc: 'How often the metrics rollup (jobs role) folds new outbox events into the one-minute rollups.' },
+  metrics_rollup_interval_ms: { type: 'int', default: 5000, min: 100, max: 60000, doc: 'How often the metrics rollup (durable work of the jobs role) folds new outbox events into the one-minute rollups.' },
+  work_poll_ms: { type: 'int', default: 1000, min: 10, max: 60000, doc: 'How often the jobs role looks for durable work that came due (parked items, lapsed leases); new work wakes it at once in its own process.' },
   metrics_rollup_batch_size: { type: 'int', default: 5000, min: 10, max: 100000, doc: 'Outbox events the metrics rollup reads and folds per transaction.' },
   metrics_query_catch_up_events: { type: 'int', default: 100000, min: 0, doc: 'Outbox events GET /emails/metrics may fold itself before answering, so figures are fresh (0: leave it to the jobs role).' },
 

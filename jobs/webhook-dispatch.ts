@@ -1,15 +1,20 @@
+import type { Logger } from '../core/logger.js';
 import type { WebhookDispatcher } from '../core/webhooks/index.js';
-
-export interface RunningLoop {
-  stop(): Promise<void>;
-}
+import { startLoop, type Loop } from './loop.js';
 
 /**
- * The webhook dispatcher as a long-running loop of the jobs role (not a cron job: new events
- * should go out within `pollMs`). Several jobs processes may run it: claims in SQLite keep them
- * from sending a message twice.
+ * The webhook dispatcher as a loop of the jobs role (not a cron job: new events should go out
+ * within `pollMs`), woken at once when a replay is queued in this process. Several jobs
+ * processes may run it: claims in the database keep them from sending a message twice.
  */
-export function startWebhookDispatch(dispatcher: WebhookDispatcher, pollMs: number): RunningLoop {
-  dispatcher.start(pollMs);
-  return { stop: () => dispatcher.stop() };
+export function startWebhookDispatch(dispatcher: WebhookDispatcher, pollMs: number, logger: Logger): Loop {
+  const loop = startLoop({ name: 'webhook-dispatch', idleMs: pollMs, logger, tick: () => dispatcher.tick() });
+  const unlisten = dispatcher.wakes.listen(() => loop.wake());
+  return {
+    wake: () => loop.wake(),
+    async stop() {
+      unlisten();
+      await loop.stop();
+    },
+  };
 }

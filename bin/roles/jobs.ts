@@ -4,7 +4,8 @@ import { pruneRequestLogsJob } from '../../jobs/prune-request-logs.js';
 import { recheckDomainsJob } from '../../jobs/recheck-domains.js';
 import { startWebhookDispatch } from '../../jobs/webhook-dispatch.js';
 import { pruneWebhookMessagesJob } from '../../jobs/webhook-dispatch-prune.js';
-import { startMetricsRollup } from '../../jobs/metrics-rollup.js';
+import { startWorkRunner } from '../../jobs/work-runner.js';
+import { ROLLUP_WORK } from '../../core/metrics/index.js';
 import { releaseScheduledJob } from '../../jobs/release-scheduled.js';
 import { pruneIdempotencyKeysJob } from '../../jobs/prune-idempotency-keys.js';
 import { ambiguousSweepJob } from '../../jobs/ambiguous-sweep.js';
@@ -17,7 +18,7 @@ export interface JobsRole {
   stop(): Promise<void>;
 }
 
-export function startJobsRole(services: Services, config: Config): JobsRole {
+export async function startJobsRole(services: Services, config: Config): Promise<JobsRole> {
   const retention = { db: services.database.db, spool: services.receiving.spool, clock: services.clock };
   const scheduler = startScheduler([
     pruneRequestLogsJob(services.repos.requestLogs, services.clock, config.logs_retention_days),
@@ -31,7 +32,9 @@ export function startJobsRole(services: Services, config: Config): JobsRole {
     sweepOrphanRawJob(retention),
   ], services.redis, services.logger);
   const orphanSweep = startFullOrphanSweep(retention, services.logger);
-  const webhookDispatch = startWebhookDispatch(services.webhookDispatcher, config.webhooks_poll_ms);
-  const rollup = startMetricsRollup(services.metricsRollup, config.metrics_rollup_interval_ms, services.logger);
-  return { name: 'jobs', scheduler, stop: async () => { await orphanSweep.stop(); await rollup.stop(); await webhookDispatch.stop(); await scheduler.stop(); } };
+  const webhookDispatch = startWebhookDispatch(services.webhookDispatcher, config.webhooks_poll_ms, services.logger);
+  // Standing durable work: enqueued once per installation (the key makes it idempotent).
+  await services.work.enqueue(ROLLUP_WORK.kind, ROLLUP_WORK.key, {});
+  const work = startWorkRunner(services.work, config.work_poll_ms, services.logger);
+  return { name: 'jobs', scheduler, stop: async () => { await orphanSweep.stop(); await work.stop(); await webhookDispatch.stop(); await scheduler.stop(); } };
 }

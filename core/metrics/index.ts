@@ -4,3 +4,4 @@ export { metricNames, countNames, rateDefinitions, type MetricName } from './nam
 export { dimensionNames, MAX_FILTER_IDS, type RawMetricsQuery } from './query.js';
 export { granularities, MAX_PERIODS, type Granularity } from './periods.js';
 export * from './rollup.js';
+export { rollupWork, ROLLUP_WORK } from './rollup-work.js';

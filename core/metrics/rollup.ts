@@ -163,6 +163,10 @@ export interface MetricsRollupDeps {
 export interface MetricsRollup {
   /** One batch; returns the number of outbox events it moved past. */
   step(): Promise<number>;
+  /** One batch inside the caller's transaction (the durable worker's step); events moved past. */
+  foldInto(trx: Db): Promise<number>;
+  /** Whether the outbox holds events beyond the rollup's position (a read, no lock). */
+  pending(): Promise<boolean>;
   /** Batches until the outbox is read to its end, or `maxEvents` have been read. */
   catchUp(maxEvents?: number): Promise<{ events: number; caughtUp: boolean }>;
 }
@@ -173,7 +177,7 @@ export function metricsRollup(deps: MetricsRollupDeps): MetricsRollup {
   const pauseRatio = deps.pauseRatio ?? 1;
   // One batch at a time per process: the loop and the requests that catch up share this chain.
   let chain: Promise<unknown> = Promise.resolve();
-  const runStep = () => inTransaction(deps.db, async (trx) => {
+  const foldInto = async (trx: Db): Promise<number> => {
     const repo = metricsRollupRepo(trx);
     await repo.lockCursor(ROLLUP_CURSOR);
     const from = await repo.cursor(ROLLUP_CURSOR);
@@ -182,7 +186,8 @@ export function metricsRollup(deps: MetricsRollupDeps): MetricsRollup {
     await foldBatch(trx, events);
     await repo.setCursor(ROLLUP_CURSOR, events[events.length - 1]!.seq);
     return events.length;
-  });
+  };
+  const runStep = () => inTransaction(deps.db, foldInto);
   const step = (): Promise<number> => {
     const next = chain.then(runStep, runStep);
     chain = next.catch(() => undefined);
@@ -190,6 +195,11 @@ export function metricsRollup(deps: MetricsRollupDeps): MetricsRollup {
   };
   return {
     step,
+    foldInto,
+    async pending() {
+      const from = await metricsRollupRepo(deps.db).cursor(ROLLUP_CURSOR);
+      return (await eventsRepo(deps.db).after(from, 1)).length > 0;
+    },
     async catchUp(maxEvents = Number.POSITIVE_INFINITY) {
       let events = 0;
       for (;;) {

@@ -9,6 +9,7 @@ import { deliverClaimed, type DeliverDeps } from './deliver.js';
 import { fanOut } from './fan-out.js';
 import { attemptRecorder } from './recorder.js';
 import type { Sender } from './ports.js';
+import { wakeSignal, type WakeSignal } from '../wake.js';
 
 export interface DispatcherOptions {
   /** Requests in flight to one endpoint at most; others' messages never wait behind it. */
@@ -34,11 +35,14 @@ export interface RunSummary {
 export interface WebhookDispatcher {
   /** Fans out new events and makes every attempt due now, waiting for them (tests, admin). */
   runDue(): Promise<RunSummary>;
-  /** Polls every `pollMs` (and on `wake`) until stopped. */
-  start(pollMs: number): void;
-  /** Asks the running loop to look now (a replay was queued in this process). */
-  wake(): void;
-  /** Stops the loop, waits for requests in flight, closes connections. */
+  /**
+   * One pass for the jobs role's loop: fans out new events and claims what is due into free
+   * slots; deliveries go on in the background. True when it claimed or fanned out anything.
+   */
+  tick(): Promise<boolean>;
+  /** Asks the loop, where one runs in this process, to look now (a replay was queued). */
+  readonly wakes: WakeSignal;
+  /** Claims nothing more, waits for requests in flight, closes connections. */
   stop(): Promise<void>;
 }
 
@@ -56,9 +60,7 @@ export function createDispatcher(deps: DispatcherDeps): WebhookDispatcher {
   const repo = webhooksRepo(deps.db);
   const inFlight = new Map<string, number>();
   const running = new Set<Promise<unknown>>();
-  let timer: NodeJS.Timeout | undefined;
-  let ticking: Promise<void> | undefined;
-  let again = false;
+  const wakes = wakeSignal();
   let stopped = false;
 
   /** Claims what one endpoint has due, up to its free slots, and starts sending it. */
@@ -105,30 +107,6 @@ export function createDispatcher(deps: DispatcherDeps): WebhookDispatcher {
     running.add(done);
   }
 
-  function track(work: Promise<unknown>): void {
-    running.add(work);
-    void work.finally(() => running.delete(work));
-  }
-
-  async function tick(): Promise<void> {
-    do {
-      again = false;
-      await fanOut(deps.db, deps.clock);
-      await fillAll();
-    } while (again && !stopped);
-  }
-
-  function wake(): void {
-    // Only where the loop runs (the jobs role): an API-only process never delivers.
-    if (stopped || !timer) return;
-    if (ticking) {
-      again = true;
-      return;
-    }
-    ticking = tick()
-      .catch((err: unknown) => deps.logger.error({ err }, 'webhook dispatch tick failed'))
-      .finally(() => { ticking = undefined; });
-  }
 
   return {
     async runDue() {
@@ -142,21 +120,18 @@ export function createDispatcher(deps: DispatcherDeps): WebhookDispatcher {
       }
       return { fannedOut, attempted };
     },
-    start(pollMs) {
-      if (timer || stopped) return;
-      timer = setInterval(wake, pollMs);
-      wake();
-      deps.logger.info({ owner, pollMs, ...deps.options }, 'webhook dispatcher started');
+    async tick() {
+      if (stopped) return false;
+      const fannedOut = await fanOut(deps.db, deps.clock);
+      return (await fillAll()) + fannedOut > 0;
     },
-    wake,
+    wakes,
     async stop() {
       if (stopped) return;
       stopped = true;
-      if (timer) clearInterval(timer);
-      await ticking;
       while (running.size > 0) await Promise.allSettled([...running]);
       await deps.sender.close();
-      if (timer) deps.logger.info({ owner }, 'webhook dispatcher stopped');
+      deps.logger.info({ owner }, 'webhook dispatcher stopped');
     },
   };
 }

@@ -103,11 +103,12 @@ export function durableWorker(deps: DurableWorkerDeps): DurableWorker {
     async enqueue(kind, key, payload, options = {}) {
       if (!handlers.has(kind)) throw new Error(`no work handler for kind ${kind}`);
       const now = deps.clock.now();
+      const id = newId();
       const row = await workRepo(deps.db).enqueue({
-        id: newId(), kind, key, team_id: options.teamId ?? null, payload: JSON.stringify(payload),
+        id, kind, key, team_id: options.teamId ?? null, payload: JSON.stringify(payload),
         due_at: (options.dueAt ?? now).toISOString(), created_at: now.toISOString(),
       });
-      deps.logger.info({ workId: row.id, kind, key }, 'work enqueued');
+      if (row.id === id) deps.logger.info({ workId: id, kind, key }, 'work enqueued');
       return row;
     },
     async runDue() {

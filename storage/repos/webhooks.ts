@@ -1,5 +1,5 @@
 import type { Db } from '../sql/db.js';
-import { isPostgres } from '../sql/dialect.js';
+import { claimLeased } from '../sql/lease-claim.js';
 import { paginate, type Page, type PageQuery } from '../sql/paginate.js';
 import type { WebhookAttemptRow, WebhookDeliveryRow, WebhookEndpointRow } from './webhooks-tables.js';
 
@@ -101,18 +101,11 @@ export function webhooksRepo(db: Db): WebhooksRepo {
       return rows.map((r) => r.id);
     },
     async claim(endpointId, now, owner, leaseUntil, limit, dueOnly = false) {
-      const set = { status: 'delivering' as const, lease_owner: owner, lease_until: leaseUntil, updated_at: now };
-      // Two dispatchers (two processes on one PostgreSQL) must not claim the same message. SQLite
-      // runs one writer at a time. On PostgreSQL the chosen rows are locked as they are chosen
-      // (FOR UPDATE SKIP LOCKED: a row another claim holds is passed over, not waited for), and the
-      // update checks the state again, as the row may have changed before the lock was had.
-      // The chosen ids go in a CTE there, run once: as `id IN (subquery)` PostgreSQL may run the
-      // subquery again for each row it updates, each time passing over other locked rows.
-      const claimRows = (chosen: typeof lapsedQuery, status: 'delivering' | 'pending') => (isPostgres(db)
-        ? db.with('chosen', () => chosen.forUpdate().skipLocked())
-          .updateTable('webhook_deliveries').set(set).from('chosen').whereRef('webhook_deliveries.id', '=', 'chosen.id')
-          .where('webhook_deliveries.status', '=', status).returningAll('webhook_deliveries').execute() as Promise<WebhookDeliveryRow[]>
-        : db.updateTable('webhook_deliveries').set(set).where('id', 'in', chosen).returningAll().execute());
+      const set = { status: 'delivering', lease_owner: owner, lease_until: leaseUntil, updated_at: now };
+      // Two dispatchers (two processes on one PostgreSQL) must not claim the same message: the
+      // claim every leased queue makes (sql/lease-claim.ts).
+      const claimRows = (chosen: typeof lapsedQuery, status: 'delivering' | 'pending') =>
+        claimLeased<WebhookDeliveryRow>(db, { table: 'webhook_deliveries', chosen, set, still: { column: 'status', values: [status] } });
       // Lapsed claims of a process that died first (looked for with a read: writing costs an fsync),
       // then due messages in due order.
       const lapsedQuery = db.selectFrom('webhook_deliveries').select('id')

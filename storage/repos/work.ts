@@ -1,9 +1,7 @@
 import type { Db } from '../sql/db.js';
-import { isPostgres } from '../sql/dialect.js';
+import { claimLeased } from '../sql/lease-claim.js';
 
-// The durable worker's rows (migration 011). Claims are conditional updates: on SQLite one writer
-// at a time; on PostgreSQL the chosen rows are locked as they are chosen (FOR UPDATE SKIP LOCKED)
-// in a CTE run once, and the update checks the claimable state again.
+// The durable worker's rows (migration 011), claimed like every leased queue (sql/lease-claim.ts).
 
 export type WorkState = 'queued' | 'running' | 'done' | 'failed' | 'canceled';
 
@@ -59,11 +57,8 @@ export function workRepo(db: Db): WorkRepo {
       const chosen = db.selectFrom('work_items').select('id').where('kind', 'in', kinds).where('state', 'in', claimable)
         .where('due_at', '<=', now).where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
         .orderBy('due_at').limit(limit);
-      const set = { state: 'running' as const, lease_owner: owner, lease_until: leaseUntil, updated_at: now };
-      if (!isPostgres(db)) return db.updateTable('work_items').set(set).where('id', 'in', chosen).returningAll().execute();
-      return db.with('chosen', () => chosen.forUpdate().skipLocked())
-        .updateTable('work_items').set(set).from('chosen').whereRef('work_items.id', '=', 'chosen.id')
-        .where('work_items.state', 'in', claimable).returningAll('work_items').execute() as Promise<WorkItemRow[]>;
+      const set = { state: 'running', lease_owner: owner, lease_until: leaseUntil, updated_at: now };
+      return claimLeased<WorkItemRow>(db, { table: 'work_items', chosen, set, still: { column: 'state', values: claimable } });
     },
     async advance(id, owner, now, patch) {
       const r = await db.updateTable('work_items')

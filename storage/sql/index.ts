@@ -6,6 +6,7 @@ export * from './compiled.js';
 export * from './db.js';
 export * from './dialect.js';
 export * from './group-commit.js';
+export * from './lease-claim.js';
 export * from './paginate.js';
 export * from './postgres.js';
 export * from './raw-sqlite.js';
