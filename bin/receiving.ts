@@ -62,7 +62,7 @@ export function createReceiving(input: ReceivingInput): Receiving {
       feedbackAddress: (config.feedback_address || `feedback@${input.hostname}`).toLowerCase(),
     },
     ingest: {
-      db: database.db, spool, logger, commits: groupCommit(database.db, { windowMs: 2, maxBatch: 200 }),
+      db: database.db, logger, commits: groupCommit(database.db, { windowMs: 2, maxBatch: 200 }),
       limits: fixedLimits(config.receiving_daily_cap, config.receiving_storage_quota_mb * 1024 * 1024),
     },
     scanner,

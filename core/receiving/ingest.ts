@@ -1,7 +1,7 @@
 import type { Db } from '../../storage/sql/index.js';
 import { eventsRepo } from '../../storage/repos/index.js';
 import { receivedRepo, type DroppedReason, type ReceivedAttachmentRow, type ReceivedEmailRow, type ScanStatus } from '../../storage/repos/index.js';
-import { receivedRawKey, type Spool } from '../../storage/files/index.js';
+import { receivedRawKey } from '../../storage/files/index.js';
 import { teamsRepo } from '../../storage/repos/index.js';
 import { emitEvent } from '../outbox/index.js';
 import { newId } from '../ids.js';
@@ -15,6 +15,8 @@ import type { RecipientRoute } from './routing.js';
 // addresses in received_for. A record is either kept (bodies, attachments, raw source) or dropped
 // with the spec's reason (html/text null, no attachments; the raw source kept only for
 // parse_failed). Everything a team sees commits in one transaction with its email.received event.
+// The raw file is not core's: the inbound listener owns it from the spool to the commit
+// (mta/inbound/data.ts, commit.ts) and gives it the names of the records planned here.
 
 export type ReceivedRoute = Extract<RecipientRoute, { kind: 'received' }>;
 
@@ -24,10 +26,6 @@ export interface ScanOutcome {
 }
 
 export interface IncomingMessage {
-  /** The fsynced spool file holding exactly `raw`. */
-  spoolKey: string;
-  /** When the file was written straight at receivedRawKey(plannedId): the first record's id. */
-  plannedId?: string;
   raw: Buffer;
   receivedAt: Date;
   envelopeFrom: string;
@@ -43,6 +41,19 @@ export interface StoredRecord {
   id: string;
   teamId: string;
   droppedReason: DroppedReason | null;
+  /** Whether the record keeps its raw source (receivedRawKey(id)); otherwise that name can go. */
+  rawKept: boolean;
+}
+
+/** One record a message becomes: a team and the record's id (the raw file's name for it). */
+export interface ReceivedPlan {
+  group: TeamGroup;
+  id: string;
+}
+
+/** The records a message becomes, one per team; the first takes `plannedId` when the file has it. */
+export function planReceived(routes: readonly ReceivedRoute[], plannedId?: string): ReceivedPlan[] {
+  return groupByTeam(routes).map((group, i) => ({ group, id: i === 0 && plannedId ? plannedId : newId() }));
 }
 
 export interface IngestDeps {
@@ -52,12 +63,11 @@ export interface IngestDeps {
    * transaction (one fsync), and each SMTP session gets its 250 once that transaction is on disk.
    */
   commits: GroupCommit;
-  spool: Spool;
   limits: ReceivingLimits;
   logger: Logger;
 }
 
-interface TeamGroup {
+export interface TeamGroup {
   teamId: string;
   domainId: string;
   claimed: string[];
@@ -65,35 +75,20 @@ interface TeamGroup {
 }
 
 /**
- * Writes the records; throws (and leaves nothing behind) when the database refuses. The raw file
- * gets each record's name before the transaction (so no disk wait holds the write lock); names of
- * records that end up dropped are removed after the commit.
+ * Writes the planned records in one group-committed transaction; throws (and writes nothing) when
+ * the database refuses. Every planned name must already exist in the spool.
  */
-export async function storeReceived(deps: IngestDeps, message: IncomingMessage): Promise<StoredRecord[]> {
+export async function storeReceived(deps: IngestDeps, message: IncomingMessage, plans: readonly ReceivedPlan[]): Promise<StoredRecord[]> {
   const parsed = await parseOrNull(message.raw);
-  const plans = groupByTeam(message.routes).map((group, i) => ({ group, id: i === 0 && message.plannedId ? message.plannedId : newId() }));
-  const linked: string[] = [];
-  try {
-    for (const plan of plans) {
-      if (plan.id === message.plannedId) continue; // already there: the file was written at this name
-      await deps.spool.link(message.spoolKey, receivedRawKey(plan.id));
-      linked.push(receivedRawKey(plan.id));
-    }
-    const stored = await deps.commits.run(async (trx) => {
-      const out: (StoredRecord & { rawKept: boolean })[] = [];
-      for (const plan of plans) out.push(await storeForTeam(deps, trx, message, parsed, plan));
-      return out;
-    });
-    for (const record of stored) {
-      if (!record.rawKept) await deps.spool.remove(receivedRawKey(record.id));
-      deps.logger.info({ emailId: record.id, teamId: record.teamId, dropped: record.droppedReason, size: message.raw.length }, 'received message stored');
-    }
-    return stored.map(({ id, teamId, droppedReason }) => ({ id, teamId, droppedReason }));
-  } catch (err) {
-    // The planned name is the caller's file (it aborts it); the links are ours to undo.
-    for (const key of linked) await deps.spool.remove(key).catch(() => undefined);
-    throw err;
+  const stored = await deps.commits.run(async (trx) => {
+    const out: StoredRecord[] = [];
+    for (const plan of plans) out.push(await storeForTeam(deps, trx, message, parsed, plan));
+    return out;
+  });
+  for (const record of stored) {
+    deps.logger.info({ emailId: record.id, teamId: record.teamId, dropped: record.droppedReason, size: message.raw.length }, 'received message stored');
   }
+  return stored;
 }
 
 async function parseOrNull(raw: Buffer): Promise<ParsedMessage | null> {
@@ -119,7 +114,7 @@ function groupByTeam(routes: readonly ReceivedRoute[]): TeamGroup[] {
 
 async function storeForTeam(
   deps: IngestDeps, trx: Db, message: IncomingMessage, parsed: ParsedMessage | null, plan: { group: TeamGroup; id: string },
-): Promise<StoredRecord & { rawKept: boolean }> {
+): Promise<StoredRecord> {
   const { group, id } = plan;
   const reason = await droppedReason(deps, trx, message, parsed, group);
   const rawKept = reason === null || reason === 'parse_failed';

@@ -1,15 +1,22 @@
 import type { SMTPServerSession } from 'smtp-server';
-import { storeReceived, type IngestDeps, type ReceivedRoute, type ScanOutcome } from '../../core/receiving/index.js';
+import { planReceived, storeReceived, type IngestDeps, type ReceivedPlan, type ReceivedRoute, type ScanOutcome } from '../../core/receiving/index.js';
+import { receivedRawKey, type Spool } from '../../storage/files/index.js';
 import { envelopeFrom, type ReceivedData } from './data.js';
 import type { ReportHandler, ReportRoute } from './server.js';
 
 // The end of DATA, once the spool file is fsynced and scanned: what the message is for reaches
 // the database — reports (DSN, ARF) recorded against the recipient they name, received mail
 // stored once per team — and the 250 text names the first record.
+//
+// The raw file stays the listener's from the spool to the commit (data.ts writes it; this gives
+// it its names): each record beyond the first gets a hard link before the transaction (no disk
+// wait holds the write lock), a failed commit takes the links back, and the name of a record
+// stored without its raw source goes after the commit. Core only writes rows.
 
 export interface CommitDeps {
   ingest: IngestDeps;
   reports: ReportHandler;
+  spool: Spool;
 }
 
 export async function commitMessage(deps: CommitDeps, data: ReceivedData, session: SMTPServerSession): Promise<string> {
@@ -19,15 +26,42 @@ export async function commitMessage(deps: CommitDeps, data: ReceivedData, sessio
   // Reports first: they never touch the spool, so a failure there leaves no stored record behind
   // the file the caller then removes.
   if (reports.length > 0) ids.push(...(await deps.reports(data, reports)));
-  if (received.length > 0) {
-    const stored = await storeReceived(deps.ingest, {
-      spoolKey: data.spoolKey, plannedId: data.plannedId, raw: data.raw, receivedAt: data.receivedAt, envelopeFrom: envelopeFrom(session),
-      clientIp: session.remoteAddress, clientHelo: session.hostNameAppearsAs || '', routes: received,
-      scan: scanOutcome(data.decision), auth: data.auth as unknown as Record<string, unknown>,
-    });
-    ids.unshift(...stored.map((s) => s.id));
-  }
+  if (received.length > 0) ids.unshift(...(await storeWithNames(deps, data, session, received)));
   return `2.0.0 Ok: queued as ${ids[0] ?? session.id}`;
+}
+
+async function storeWithNames(deps: CommitDeps, data: ReceivedData, session: SMTPServerSession, routes: ReceivedRoute[]): Promise<string[]> {
+  const plans = planReceived(routes, data.plannedId);
+  const linked = await linkNames(deps.spool, data, plans);
+  try {
+    const stored = await storeReceived(deps.ingest, {
+      raw: data.raw, receivedAt: data.receivedAt, envelopeFrom: envelopeFrom(session),
+      clientIp: session.remoteAddress, clientHelo: session.hostNameAppearsAs || '', routes,
+      scan: scanOutcome(data.decision), auth: data.auth as unknown as Record<string, unknown>,
+    }, plans);
+    for (const record of stored) if (!record.rawKept) await deps.spool.remove(receivedRawKey(record.id));
+    return stored.map((r) => r.id);
+  } catch (err) {
+    // The planned name is data.ts's to abort; the links are ours to take back.
+    for (const key of linked) await deps.spool.remove(key).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** A hard link at each record's name but the one the file was written at. */
+async function linkNames(spool: Spool, data: ReceivedData, plans: readonly ReceivedPlan[]): Promise<string[]> {
+  const linked: string[] = [];
+  try {
+    for (const plan of plans) {
+      if (plan.id === data.plannedId) continue;
+      await spool.link(data.spoolKey, receivedRawKey(plan.id));
+      linked.push(receivedRawKey(plan.id));
+    }
+    return linked;
+  } catch (err) {
+    for (const key of linked) await spool.remove(key).catch(() => undefined);
+    throw err;
+  }
 }
 
 function scanOutcome(decision: ReceivedData['decision']): ScanOutcome {
