@@ -23,7 +23,7 @@ export interface AppOptions {
 }
 
 /** The HTTP stack: every route gets the contract layer (404/405, User-Agent, auth, rate limit, log). */
-export function createApp(deps: ApiDeps, options: AppOptions = {}): Express {
+export function httpApp(deps: ApiDeps, options: AppOptions = {}): Express {
   const app = express();
   app.locals.deps = deps;
   app.disable('x-powered-by');

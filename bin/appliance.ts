@@ -13,12 +13,12 @@ import { systemClock, type Clock } from '../core/clock.js';
 import { storageProbe, type Probe } from '../core/health.js';
 import { freeBytes } from '../storage/files/index.js';
 import { makePrivateDir } from '../storage/files/index.js';
-import { createServices, type Services } from './services.js';
+import { applianceServices, type Services } from './services.js';
 import { startApiRole } from './roles/api.js';
 import { startJobsRole } from './roles/jobs.js';
 import { startOutboundRole } from './roles/outbound.js';
 import { startInboundRole } from './roles/inbound.js';
-import { createReportHandler } from '../mta/inbound/reports.js';
+import { reportHandler } from '../mta/inbound/reports.js';
 
 import { roles, type Role } from './role-names.js';
 
@@ -68,7 +68,7 @@ async function startOpening(options: StartOptions, opened: (() => unknown)[]): P
   });
   opened.push(() => database.close());
   const probes = await readinessProbes(config, database, redis);
-  const services = createServices({
+  const services = applianceServices({
     config, database, redis, logger, probes, version: options.version, clock: options.clock ?? systemClock,
     resolver: buildResolver(config),
     secretBox: openSecretBox(config.secret_key_file || join(config.data_dir, 'secret.key')),
@@ -107,7 +107,7 @@ async function startRole(role: Role, services: Services, options: StartOptions):
       return startJobsRole(services, options.config);
     case 'inbound':
       return startInboundRole(services, options.config, options.logger, options.config.mail_hostname || hostname(),
-        createReportHandler(services.receiving.feedback));
+        reportHandler(services.receiving.feedback));
     case 'outbound':
       return startOutboundRole(services, options.config);
   }

@@ -45,7 +45,7 @@ export interface Receiving {
 }
 
 /** The receiving side's pieces, built once: the api role serves `service`, the inbound role the rest. */
-export function createReceiving(input: ReceivingInput): Receiving {
+export function receivingArea(input: ReceivingInput): Receiving {
   const { config, database, logger, clock } = input;
   const spool = openSpool(join(config.data_dir, 'spool'));
   const scanner = config.scanner_clamd

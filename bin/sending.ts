@@ -51,7 +51,7 @@ export interface Sending {
 }
 
 /** The sending side's core services, built once (the api role uses emails, outbound the rest). */
-export function createSending(input: SendingInput): Sending {
+export function sendingArea(input: SendingInput): Sending {
   const { config, database, redis, logger, clock } = input;
   const { domains } = input;
   const wake = wakePublisher(redis);

@@ -23,10 +23,10 @@ import { domainLookup, domainsService, type DomainLookup, type DomainsDeps } fro
 import { cachedResolver } from '../dns/cache.js';
 import { redisDnsCacheStore } from '../storage/redis/index.js';
 import { suppressionsRepo, suppressionsService, type SuppressionsRepo } from '../core/suppressions/index.js';
-import { createSending, type Sending } from './sending.js';
-import { createReceiving, type Receiving } from './receiving.js';
-import { createDispatcher, webhooksService, type WebhookDispatcher } from '../core/webhooks/index.js';
-import { createSender } from '../net/webhook-sender.js';
+import { sendingArea, type Sending } from './sending.js';
+import { receivingArea, type Receiving } from './receiving.js';
+import { webhookDispatcher, webhooksService, type WebhookDispatcher } from '../core/webhooks/index.js';
+import { webhookSender } from '../net/webhook-sender.js';
 import { endpointUrlPolicy } from '../net/url-policy.js';
 import { cloudflareClient } from '../net/cloudflare.js';
 import { metricsRollup, metricsService, rollupWork, type MetricsRollup } from '../core/metrics/index.js';
@@ -48,6 +48,8 @@ export interface ServicesInput {
 }
 
 export interface Services {
+  /** The core services by area: the HTTP layer's (inside `api`) and the jobs role's. */
+  areas: Pick<ApiDeps, 'foundation' | 'audience' | 'sending' | 'inbox'>;
   api: ApiDeps;
   logWriter: RequestLogWriter;
   database: Database;
@@ -77,7 +79,7 @@ export interface Services {
 }
 
 /** Every repo and core service, built once from the open stores: one factory per area, composed here. */
-export function createServices(input: ServicesInput): Services {
+export function applianceServices(input: ServicesInput): Services {
   const { config, database, redis, logger, clock } = input;
   const repos = { teams: teamsRepo(database.db), apiKeys: apiKeysRepo(database.db), requestLogs: requestLogsRepo(database.db), suppressions: suppressionsRepo(database.db) };
   const logWriter = new RequestLogWriter(repos.requestLogs, repos.apiKeys, logger, config.logs_flush_ms);
@@ -88,8 +90,8 @@ export function createServices(input: ServicesInput): Services {
   const deliveryResolver = cachedResolver(input.resolver, redisDnsCacheStore(redis), config.dns_cache_ttl_s);
   const webhookDispatcher = webhookDispatcherOf(input);
   // Recipient checks ask DNS through the delivery cache; attachment fetches judge addresses uncached.
-  const sending = createSending({ config, database, redis, logger, clock, resolver: deliveryResolver, uncachedResolver: input.resolver, secretBox: input.secretBox, regions, domains, linkBase: links.url });
-  const receiving = createReceiving({
+  const sending = sendingArea({ config, database, redis, logger, clock, resolver: deliveryResolver, uncachedResolver: input.resolver, secretBox: input.secretBox, regions, domains, linkBase: links.url });
+  const receiving = receivingArea({
     config, database, logger, clock, secretBox: input.secretBox, domains, hostname: input.hostname,
     returnPaths: (address) => sending.returnPaths.check(address, clock.now()), recorder: sending.recorder, linkBase: links.url,
   });
@@ -98,15 +100,15 @@ export function createServices(input: ServicesInput): Services {
     db: database.db, clock, logger, leaseMs: 60_000, concurrency: 4, stepsPerTurn: 50,
     handlers: [rollupWork(rollup, config.metrics_rollup_interval_ms)],
   });
-  const api: ApiDeps = {
-    ...contractParts(input, repos.apiKeys, logWriter),
+  const areas: Services['areas'] = {
     foundation: foundationServices(input, repos, domains, receiving.spool.dir),
     audience: { suppressions: suppressionsService({ db: database.db, clock }) },
     sending: sendingServices(input, { sending, domainsDeps, rollup, wakeDispatcher: () => webhookDispatcher.wakes.wake() }),
     inbox: { receiving: receiving.service },
   };
+  const api: ApiDeps = { ...contractParts(input, repos.apiKeys, logWriter), ...areas };
   return {
-    api, logWriter, database, redis, repos, clock, logger, resolver: input.resolver, secretBox: input.secretBox, regions,
+    areas, api, logWriter, database, redis, repos, clock, logger, resolver: input.resolver, secretBox: input.secretBox, regions,
     webhookDispatcher, sending, domains, deliveryResolver, linkBase: links, receiving, metricsRollup: rollup, work,
   };
 }
@@ -172,9 +174,9 @@ function domainsDepsOf(input: ServicesInput, regions: RegionDirectory): DomainsD
 
 function webhookDispatcherOf(input: ServicesInput): WebhookDispatcher {
   const { config } = input;
-  return createDispatcher({
+  return webhookDispatcher({
     db: input.database.db, clock: input.clock, secretBox: input.secretBox, logger: input.logger,
-    sender: createSender({ resolver: input.resolver, allowPrivate: config.webhooks_allow_private, timeoutMs: config.webhooks_timeout_ms }),
+    sender: webhookSender({ resolver: input.resolver, allowPrivate: config.webhooks_allow_private, timeoutMs: config.webhooks_timeout_ms }),
     options: { concurrencyPerEndpoint: config.webhooks_endpoint_concurrency, timeoutMs: config.webhooks_timeout_ms },
   });
 }

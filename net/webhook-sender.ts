@@ -36,7 +36,7 @@ export interface SenderOptions {
  * judges each address again (DNS rebinding), IP literals are judged here because net never calls
  * `lookup` for them, redirects are not followed, and a request ends at `timeoutMs` whatever the peer does.
  */
-export function createSender(options: SenderOptions): Sender {
+export function webhookSender(options: SenderOptions): Sender {
   const agent = new Agent({
     connect: { lookup: pinnedLookup(options.resolver, options.allowPrivate), timeout: options.timeoutMs },
     headersTimeout: options.timeoutMs,

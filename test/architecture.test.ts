@@ -84,7 +84,7 @@ t.test('the checker catches forbidden imports in a tree built to break the rules
     'core/receiving/feedback.ts': "import { recorder } from '../emails/index.js';\nimport { record } from '../emails/delivery.js';",
     'core/shiny/new.ts': "import { ok } from '../ok.js';",
     'mta/inbound/rcpt.ts': "import { rules } from '../bounces/rules.js';\nimport { queue } from '../outbound/queue.js';",
-    'core/fetches.ts': "import { createSender } from '../net/sender.js';",
+    'core/fetches.ts': "import { webhookSender } from '../net/sender.js';",
     'api/http.ts': "import { request } from 'undici';",
     'net/sender.ts': "import { request } from 'undici';\nimport type { DnsResolver } from '../dns/resolver.js';\nimport { ok } from '../core/ok.js';",
   };

@@ -1,7 +1,7 @@
 import type { Logger as PinoLogger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import { adminSocketPath } from '../../config/paths.js';
-import { createApp } from '../../api/app.js';
+import { httpApp } from '../../api/app.js';
 import { adminRouter } from '../../api/admin/router.js';
 import { listenSocket, listenTcp, type Listening } from '../../api/server.js';
 import type { Services } from '../services.js';
@@ -16,9 +16,9 @@ export interface ApiRole {
 /** The HTTP API on its TCP port, and the same stack plus /admin on the operator socket. */
 export async function startApiRole(services: Services, config: Config, logger: PinoLogger): Promise<ApiRole> {
   const startedAt = Date.now();
-  const http = await listenTcp(createApp(services.api), config.http_host, config.http_port);
+  const http = await listenTcp(httpApp(services.api), config.http_host, config.http_port);
   services.linkBase.listening(http.port!);
-  const adminApp = createApp(services.api, {
+  const adminApp = httpApp(services.api, {
     admin: adminRouter(services.api, () => ({
       version: services.api.version, env: services.api.env, pid: process.pid,
       uptime_s: Math.round((Date.now() - startedAt) / 1000), roles: ['api'], data_dir: config.data_dir,

@@ -23,7 +23,7 @@ export async function startJobsRole(services: Services, config: Config): Promise
   const scheduler = startScheduler([
     pruneRequestLogsJob(services.repos.requestLogs, services.clock, config.logs_retention_days),
     pruneWebhookMessagesJob(services.database.db, services.clock, config.webhooks_retention_days),
-    recheckDomainsJob(() => services.api.sending.domains.recheckAll(), config.domains_recheck_cron),
+    recheckDomainsJob(() => services.areas.sending.domains.recheckAll(), config.domains_recheck_cron),
     releaseScheduledJob({ db: services.database.db, clock: services.clock, logger: services.logger, wake: services.sending.wake }),
     pruneIdempotencyKeysJob(services.database.db, services.clock),
     ambiguousSweepJob({ db: services.database.db, clock: services.clock, logger: services.logger, recorder: services.sending.recorder }),

@@ -51,7 +51,7 @@ export interface WebhookDispatcher {
  * restart or a lost Redis neither loses a message nor sends one twice; a claim whose process died
  * is taken again when its lease runs out (the receiver then sees the same `wh-id` again).
  */
-export function createDispatcher(deps: DispatcherDeps): WebhookDispatcher {
+export function webhookDispatcher(deps: DispatcherDeps): WebhookDispatcher {
   const owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   const leaseMs = deps.options.timeoutMs + 30_000;
   const deliverDeps: DeliverDeps = {

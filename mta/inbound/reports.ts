@@ -8,7 +8,7 @@ import type { ReportHandler } from './server.js';
  * Reads the DSNs (sent to a VERP return path) and complaint reports (sent to the feedback address)
  * that come back for mail svc sent, and records each against its email and recipient.
  */
-export function createReportHandler(deps: FeedbackDeps): ReportHandler {
+export function reportHandler(deps: FeedbackDeps): ReportHandler {
   return async (data, routes) => {
     if (data.decision.action === 'drop_virus') {
       deps.logger.warn({ signature: data.decision.signature }, 'report carrying a virus ignored');

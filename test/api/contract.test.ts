@@ -1,7 +1,7 @@
 import t from 'tap';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { call } from '../helpers/http.js';
-import { createApp } from '../../api/app.js';
+import { httpApp } from '../../api/app.js';
 import { listenTcp } from '../../api/server.js';
 
 // A roomy bucket: this file checks the contract's refusals, not the rate limit (rate-limit.test.ts does).
@@ -114,7 +114,7 @@ t.test('a path parameter that is not valid percent-encoding is 400 validation_er
 t.test('an unexpected error is 500 application_error with the request id and no stack', async (t) => {
   const deps = app.appliance.services.api;
   const broken = { ...deps, foundation: { ...deps.foundation, apiKeys: { ...deps.foundation.apiKeys, list: async () => { throw new Error('boom at /secret/path.ts:12'); } } } };
-  const server = await listenTcp(createApp(broken), '127.0.0.1', 0);
+  const server = await listenTcp(httpApp(broken), '127.0.0.1', 0);
   t.teardown(() => server.close());
   const r = await call(`http://127.0.0.1:${server.port}`, 'GET', '/api-keys', { token });
   t.equal(r.status, 500);

@@ -5,7 +5,7 @@ import { startDnsServer } from '../helpers/dns-server.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
 import { emitEvent } from '../../core/outbox/index.js';
 import { judgeAddress } from '../../net/url-policy.js';
-import { createSender } from '../../net/webhook-sender.js';
+import { webhookSender } from '../../net/webhook-sender.js';
 import { createResolver } from '../../dns/resolver.js';
 import { eventsRepo } from '../../storage/repos/index.js';
 
@@ -105,7 +105,7 @@ t.test('DNS rebinding: a name that turns private after the check is refused at c
 });
 
 t.test('the sender refuses IP literals itself (net never asks lookup for them)', async (t) => {
-  const sender = createSender({ resolver: createResolver({ servers: [dns.address] }), allowPrivate: false, timeoutMs: 1000 });
+  const sender = webhookSender({ resolver: createResolver({ servers: [dns.address] }), allowPrivate: false, timeoutMs: 1000 });
   t.teardown(() => sender.close());
   const headers = { 'wh-id': 'm', 'wh-timestamp': '1', 'wh-signature': 'v1,x' };
   for (const url of [`${receiver.url}/literal`, receiver.url.replace('127.0.0.1', '[::ffff:127.0.0.1]') + '/literal']) {
