@@ -153,6 +153,15 @@ t.test('ai_assist_enabled: true is kept where a provider is configured', async (
   t.equal((await call(base, 'GET', '/team', { token })).body.ai_assist_enabled, true);
 });
 
+t.test('renaming needs a team admin: an OAuth token is 403 invalid_permission on `name` whatever its scopes', async (t) => {
+  const { teamId } = await app.newTeam('OAuth rename');
+  const token = { kind: 'oauth_token' as const, teamId, apiKeyId: null, domainId: null, tokenId: 't', scopes: ['team:read', 'team:write'] };
+  const service = app.appliance.services.api.audience.team;
+  const renamed = await service.update(token, { name: 'Taken over' }).then(() => undefined, (err: unknown) => err);
+  t.match(renamed, { statusCode: 403, errorName: 'invalid_permission' });
+  t.equal((await service.update(token, { sender_name: null })).name, 'OAuth rename', 'other fields are fine with team:write');
+});
+
 t.test('audience_from_sends defaults to true; turning it off is stored once the column exists', async (t) => {
   const { token } = await app.newTeam('Audience');
   t.equal((await patch(token, { audience_from_sends: true })).body.audience_from_sends, true);
