@@ -5,7 +5,7 @@ import type { Logger } from '../core/logger.js';
 import type { RateLimiter } from '../core/rate-limit.js';
 import type { RequestLogsService } from '../core/request-logs/index.js';
 import type { RequestLogWriter } from '../core/request-logs/index.js';
-import type { TeamsService } from '../core/teams.js';
+import type { MembersService, TeamService, TeamsService } from '../core/team/index.js';
 import type { Clock } from '../core/clock.js';
 import type { SuppressionsService } from '../core/suppressions/index.js';
 import type { EmailsService } from '../core/emails/index.js';
@@ -44,6 +44,7 @@ export interface ApiDeps {
 
 export interface FoundationServices {
   apiKeys: ApiKeysService;
+  /** The operator's team registry (admin socket): create, plans, suspension, trust. */
   teams: TeamsService;
   requestLogs: RequestLogsService;
   /** `svc admin backup`: the online backup of the database and the spool (admin socket only). */
@@ -52,6 +53,9 @@ export interface FoundationServices {
 
 export interface AudienceServices {
   suppressions: SuppressionsService;
+  /** The team as its keys see it: GET/PATCH /team, its plan, standing and usage. */
+  team: TeamService;
+  members: MembersService;
 }
 
 export interface SendingServices {

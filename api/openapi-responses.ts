@@ -50,3 +50,6 @@ export const unavailable = 'service_unavailable: storage is full or failing (not
 
 export const dnsUnavailable = 'service_unavailable: DNS or the DNS provider did not answer, or storage is full or failing; retry later.';
 
+
+export const teamUnavailable =
+  'service_unavailable: `ai_assist_enabled: true` while no AI provider is configured on the appliance, or storage is full or failing.';

@@ -1,14 +1,18 @@
 import { resolve } from 'node:path';
 import { adminCall } from './admin-client.js';
+import { runTeamAdmin } from './admin-team-commands.js';
 
 type Flags = Record<string, string[]>;
+
+/** One admin socket call: the answer's body, or undefined once the error was printed. */
+export type AdminCall = (method: string, path: string, body?: unknown) => Promise<Record<string, unknown> | undefined>;
 
 /** `svc admin …`: each subcommand is one call on the admin socket. Returns the exit code. */
 export async function runAdmin(socketPath: string, args: string[], out: (line: string) => void): Promise<number> {
   const [area, action, ...rest] = args;
   const { positional, flags } = parseFlags(rest);
   const one = (name: string) => flags[name]?.at(-1);
-  const call = async (method: string, path: string, body?: unknown) => {
+  const call: AdminCall = async (method, path, body) => {
     const answer = await adminCall(socketPath, method, path, body);
     if (answer.status >= 400) {
       const err = answer.body as { name?: string; message?: string };
@@ -19,9 +23,11 @@ export async function runAdmin(socketPath: string, args: string[], out: (line: s
   };
   // One-word commands take a positional argument where others have their action.
   const key = area === 'backup' ? area : `${area ?? ''} ${action ?? ''}`.trim();
+  const teamAnswer = await runTeamAdmin(key, positional, one, call, out);
+  if (teamAnswer !== undefined) return teamAnswer;
   switch (key) {
     case 'team create': {
-      const team = await call('POST', '/admin/teams', { name: positional.join(' ') || one('name') });
+      const team = await call('POST', '/admin/teams', { name: positional.join(' ') || one('name'), plan: one('plan') });
       if (!team) return 1;
       out(`team ${team.id} ${JSON.stringify(team.name)} created`);
       return 0;
@@ -29,7 +35,7 @@ export async function runAdmin(socketPath: string, args: string[], out: (line: s
     case 'team list': {
       const list = await call('GET', '/admin/teams');
       if (!list) return 1;
-      for (const t of list.data as Record<string, unknown>[]) out(`${t.id}  ${t.status}  ${t.name}`);
+      for (const t of list.data as Record<string, unknown>[]) out(`${t.id}  ${t.status}  ${t.plan}  ${t.name}`);
       return 0;
     }
     case 'key create': {
@@ -91,7 +97,7 @@ export async function runAdmin(socketPath: string, args: string[], out: (line: s
       return (status.readiness as { status: string }).status === 'ok' ? 0 : 1;
     }
     default:
-      out('usage: svc admin team create NAME | team list | key create --team T --name N [--permission full_access|sending_access] | key list [--team T] | key revoke KEY_ID|TOKEN | domain list [--team T] | domain verify ID | status | backup [PATH]');
+      out('usage: svc admin team create NAME [--plan CODE] | team list | team show|suspend|reinstate|trust|untrust TEAM | team plan TEAM CODE | plan list | member add TEAM EMAIL [--name N] [--role admin|member] | member list TEAM | member remove TEAM MEMBER | key create --team T --name N [--permission full_access|sending_access] | key list [--team T] | key revoke KEY_ID|TOKEN | domain list [--team T] | domain verify ID | status | backup [PATH]');
       return 2;
   }
 }

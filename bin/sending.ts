@@ -12,6 +12,7 @@ import { attachmentFetcher } from '../net/attachment-fetcher.js';
 import { returnPaths, type ReturnPaths } from '../core/emails/index.js';
 import { applianceFact } from '../storage/repos/index.js';
 import type { SendingDomains } from '../core/emails/index.js';
+import type { SendAllowance } from '../core/team/index.js';
 import type { DnsResolver } from '../dns/resolver.js';
 import type { SecretBox } from '../storage/files/index.js';
 
@@ -31,6 +32,8 @@ export interface SendingInput {
   domains: SendingDomains;
   /** Where share and download links point (core/link-base.ts). */
   linkBase: () => string;
+  /** The team area's send allowance (daily and monthly caps, suspension). */
+  allowance: SendAllowance;
 }
 
 export interface Sending {
@@ -60,6 +63,7 @@ export function sendingArea(input: SendingInput): Sending {
     simulatorDomain: config.mailbox_simulator_domain.toLowerCase(),
     maxAttachmentBytes: config.email_attachments_max_mb * 1024 * 1024,
     fetchAttachment: attachmentFetcher({ resolver: input.uncachedResolver, allowPrivate: config.email_attachments_allow_private, timeoutMs: 30_000 }),
+    allowance: input.allowance,
     wake,
   });
   const recorder = deliveryRecorder({ db: database.db, clock, logger, queueLifetimeMs: config.outbound_queue_lifetime_hours * 3600_000 });

@@ -14,8 +14,8 @@ import { rateLimiter } from '../core/rate-limit.js';
 import { linkBase, type LinkBase } from '../core/link-base.js';
 import { requestLogsService } from '../core/request-logs/index.js';
 import { RequestLogWriter } from '../core/request-logs/index.js';
-import { teamsService } from '../core/teams.js';
-import type { ApiDeps, FoundationServices, SendingServices } from '../api/deps.js';
+import { membersService, planCatalog, sendAllowance, teamService, teamsService, type PlanCatalog, type TeamService } from '../core/team/index.js';
+import type { ApiDeps, AudienceServices, FoundationServices, SendingServices } from '../api/deps.js';
 import type { DnsResolver } from '../dns/resolver.js';
 import type { SecretBox } from '../storage/files/index.js';
 import { regionDirectory, type RegionDirectory } from '../core/regions.js';
@@ -76,6 +76,8 @@ export interface Services {
   work: DurableWorker;
   /** The receiving side: the API service and what the inbound listener uses. */
   receiving: Receiving;
+  /** The operator's plans (config `plans`). */
+  plans: PlanCatalog;
 }
 
 /** Every repo and core service, built once from the open stores: one factory per area, composed here. */
@@ -84,13 +86,16 @@ export function applianceServices(input: ServicesInput): Services {
   const repos = { teams: teamsRepo(database.db), apiKeys: apiKeysRepo(database.db), requestLogs: requestLogsRepo(database.db), suppressions: suppressionsRepo(database.db) };
   const logWriter = new RequestLogWriter(repos.requestLogs, repos.apiKeys, logger, config.logs_flush_ms);
   const regions = regionDirectory(input.hostname, config.regions);
-  const domainsDeps = domainsDepsOf(input, regions);
+  const plans = planCatalog(config.plans);
+  const allowance = sendAllowance(plans);
+  const team = teamService({ db: database.db, clock, logger, plans, regions, aiConfigured: config.ai_provider_url !== '', allowance });
+  const domainsDeps = domainsDepsOf(input, regions, (teamId) => team.checkLimit(teamId, 'domain_limit'));
   const domains = domainLookup(domainsDeps);
   const links = linkBase({ publicBaseUrl: config.public_base_url, httpHost: config.http_host, httpPort: config.http_port });
   const deliveryResolver = cachedResolver(input.resolver, redisDnsCacheStore(redis), config.dns_cache_ttl_s);
   const webhookDispatcher = webhookDispatcherOf(input);
   // Recipient checks ask DNS through the delivery cache; attachment fetches judge addresses uncached.
-  const sending = sendingArea({ config, database, redis, logger, clock, resolver: deliveryResolver, uncachedResolver: input.resolver, secretBox: input.secretBox, regions, domains, linkBase: links.url });
+  const sending = sendingArea({ config, database, redis, logger, clock, resolver: deliveryResolver, uncachedResolver: input.resolver, secretBox: input.secretBox, regions, domains, linkBase: links.url, allowance });
   const receiving = receivingArea({
     config, database, logger, clock, secretBox: input.secretBox, domains, hostname: input.hostname,
     returnPaths: (address) => sending.returnPaths.check(address, clock.now()), recorder: sending.recorder, linkBase: links.url,
@@ -101,15 +106,15 @@ export function applianceServices(input: ServicesInput): Services {
     handlers: [rollupWork(rollup, config.metrics_rollup_interval_ms)],
   });
   const areas: Services['areas'] = {
-    foundation: foundationServices(input, repos, domains, receiving.spool.dir),
-    audience: { suppressions: suppressionsService({ db: database.db, clock }) },
-    sending: sendingServices(input, { sending, domainsDeps, rollup, wakeDispatcher: () => webhookDispatcher.wakes.wake() }),
+    foundation: foundationServices(input, repos, domains, receiving.spool.dir, plans),
+    audience: audienceServices(input, team),
+    sending: sendingServices(input, { sending, domainsDeps, rollup, team, wakeDispatcher: () => webhookDispatcher.wakes.wake() }),
     inbox: { receiving: receiving.service },
   };
   const api: ApiDeps = { ...contractParts(input, repos.apiKeys, logWriter), ...areas };
   return {
     areas, api, logWriter, database, redis, repos, clock, logger, resolver: input.resolver, secretBox: input.secretBox, regions,
-    webhookDispatcher, sending, domains, deliveryResolver, linkBase: links, receiving, metricsRollup: rollup, work,
+    webhookDispatcher, sending, domains, deliveryResolver, linkBase: links, receiving, metricsRollup: rollup, work, plans,
   };
 }
 
@@ -131,17 +136,27 @@ function contractParts(input: ServicesInput, keys: Repos['apiKeys'], logWriter: 
   };
 }
 
-function foundationServices(input: ServicesInput, repos: Repos, domains: DomainLookup, spoolDir: string): FoundationServices {
+function foundationServices(input: ServicesInput, repos: Repos, domains: DomainLookup, spoolDir: string, plans: PlanCatalog): FoundationServices {
   const { config, database, clock, logger } = input;
   return {
     apiKeys: apiKeysService({ repo: repos.apiKeys, clock, isVerifiedDomain: (teamId, domainId) => domains.isVerifiedDomain(teamId, domainId) }),
-    teams: teamsService({ repo: repos.teams, clock }),
+    teams: teamsService({ db: database.db, clock, logger, plans }),
     requestLogs: requestLogsService(repos.requestLogs),
     backup: backupService({ database, spoolDir, dataDir: config.data_dir, clock, logger }),
   };
 }
 
+function audienceServices(input: ServicesInput, team: TeamService): AudienceServices {
+  const { database, clock, logger } = input;
+  return {
+    suppressions: suppressionsService({ db: database.db, clock }),
+    team,
+    members: membersService({ db: database.db, clock, logger }),
+  };
+}
+
 interface SendingParts {
+  team: TeamService;
   sending: Sending;
   domainsDeps: DomainsDeps;
   rollup: MetricsRollup;
@@ -157,18 +172,19 @@ function sendingServices(input: ServicesInput, parts: SendingParts): SendingServ
     metrics: metricsService({ db: database.db, clock, logger, rollup: parts.rollup, catchUpEvents: config.metrics_query_catch_up_events }),
     webhooks: webhooksService({
       db: database.db, clock, secretBox: input.secretBox, checkEndpointUrl: endpointUrlPolicy(input.resolver, config.webhooks_allow_private),
-      logger, wake: parts.wakeDispatcher,
+      logger, wake: parts.wakeDispatcher, checkEndpointLimit: (teamId) => parts.team.checkLimit(teamId, 'webhook_endpoint_limit'),
     }),
   };
 }
 
-function domainsDepsOf(input: ServicesInput, regions: RegionDirectory): DomainsDeps {
+function domainsDepsOf(input: ServicesInput, regions: RegionDirectory, checkDomainLimit: DomainsDeps['checkDomainLimit']): DomainsDeps {
   const { config } = input;
   return {
     db: input.database.db, resolver: input.resolver, regions, secretBox: input.secretBox, clock: input.clock, logger: input.logger,
     mailFromRecords: config.mail_from_records as DomainsDeps['mailFromRecords'],
     verifyWindowHours: config.domains_verify_window_hours, dkimGraceHours: config.dkim_rotation_grace_hours,
     cloudflare: (token) => cloudflareClient(config.cloudflare_api_url, token),
+    checkDomainLimit,
   };
 }
 

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { schema, envName, type Config, type ConfigKey, type KeySpec } from './schema.js';
 import { checkRegionOverrides, type RegionOverrides } from './regions.js';
+import { checkPlans, type PlanSpec } from './plans.js';
 
 /** A bad setting: start-up stops with this one line. */
 export class ConfigError extends Error {
@@ -80,6 +81,8 @@ function parseValue(key: string, spec: KeySpec, raw: unknown, from: 'file' | 'en
       return parseList(where, raw);
     case 'regions':
       return parseRegions(where, raw);
+    case 'plans':
+      return parsePlans(where, raw);
   }
 }
 
@@ -121,6 +124,20 @@ function parseRegions(where: string, raw: unknown): RegionOverrides {
   const problem = checkRegionOverrides(value);
   if (problem) throw new ConfigError(where, problem);
   return Object.freeze(value as RegionOverrides);
+}
+
+function parsePlans(where: string, raw: unknown): readonly PlanSpec[] {
+  let value = raw;
+  if (typeof raw === 'string') {
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      throw new ConfigError(where, 'must be a JSON array of plans');
+    }
+  }
+  const problem = checkPlans(value);
+  if (problem) throw new ConfigError(where, problem);
+  return Object.freeze(structuredClone(value) as PlanSpec[]);
 }
 
 /** `svc config print`: every key, its effective value and its doc. Secrets are masked. */

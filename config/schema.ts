@@ -8,9 +8,11 @@ export type KeySpec =
   | { type: 'bool'; default: boolean; doc: string }
   | { type: 'enum'; default: string; doc: string; values: readonly string[] }
   | { type: 'list'; default: readonly string[]; doc: string }
-  | { type: 'regions'; default: RegionOverrides; doc: string };
+  | { type: 'regions'; default: RegionOverrides; doc: string }
+  | { type: 'plans'; default: readonly PlanSpec[]; doc: string };
 
 import type { RegionOverrides } from './regions.js';
+import type { PlanSpec } from './plans.js';
 
 export const schema = {
   data_dir: { type: 'string', default: './data', doc: 'Folder for SQLite, the spool, the admin socket and the private Redis.' },
@@ -103,6 +105,9 @@ export const schema = {
   feedback_address: { type: 'string', default: '', doc: 'Address complaint feedback loops (ARF reports) are sent to; empty means feedback@<mail_hostname>.' },
   receiving_daily_cap: { type: 'int', default: 0, min: 0, doc: 'Received messages kept per team per UTC day before the rest are dropped as daily_cap (0: no cap).' },
   receiving_storage_quota_mb: { type: 'int', default: 0, min: 0, doc: 'Raw MiB of kept received mail per team before new messages are dropped as storage_quota (0: no quota).' },
+  plans: { type: 'plans', default: [], doc: 'The operator\'s plans (JSON array): each {code, name, limits: {included_emails, daily_cap, domain_limit, webhook_endpoint_limit, retention_days, contacts} (null or left out: no limit), ramp: {first_day, first_week} (the new-account ramp) or null, paid}; teams not given one are on `default`, which has no limits unless defined here (docs/operations.md).' },
+  ai_provider_url: { type: 'string', default: '', doc: 'Address of the AI assist provider; empty means AI assist is not configured and a team turning `ai_assist_enabled` on is refused (503).' },
+
   receiving_dropped_retention_days: { type: 'int', default: 30, min: 1, max: 3650, doc: 'Days a dropped received record (and a parse_failed raw source) is kept before the pruning job deletes it; kept messages never age out.' },
 } as const satisfies Record<string, KeySpec>;
 
@@ -117,7 +122,9 @@ type ValueOf<S extends KeySpec> = S extends { type: 'int' }
       ? readonly string[]
       : S extends { type: 'regions' }
         ? RegionOverrides
-        : string;
+        : S extends { type: 'plans' }
+          ? readonly PlanSpec[]
+          : string;
 
 export type Config = { readonly [K in ConfigKey]: ValueOf<Schema[K]> };
 

@@ -1,6 +1,7 @@
 import express, { type Router } from 'express';
 import type { ApiDeps } from '../deps.js';
 import { missingField } from '../../core/errors.js';
+import { teamRoutes } from './teams.js';
 
 export interface AdminStatus {
   version: string;
@@ -23,16 +24,12 @@ export function adminRouter(deps: ApiDeps, status: () => AdminStatus): Router {
     res.json({ object: 'status', ...status(), readiness });
   });
   router.post('/teams', async (req, res) => {
-    res.status(201).json(await deps.foundation.teams.create(req.body?.name));
+    res.status(201).json(await deps.foundation.teams.create(req.body?.name, req.body?.plan));
   });
   router.get('/teams', async (_req, res) => {
     res.json({ object: 'list', has_more: false, data: await deps.foundation.teams.list() });
   });
-  router.patch('/teams/:team', async (req, res) => {
-    const team = await deps.foundation.teams.resolve(req.params.team!);
-    if (req.body?.status) await deps.foundation.teams.setStatus(team.id, req.body.status === 'suspended' ? 'suspended' : 'active');
-    res.json(await deps.foundation.teams.resolve(team.id));
-  });
+  teamRoutes(router, deps);
   router.post('/api-keys', async (req, res) => {
     const { team: teamRef, ...input } = (req.body ?? {}) as Record<string, unknown>;
     if (typeof teamRef !== 'string') throw missingField('team');

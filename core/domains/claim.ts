@@ -75,6 +75,7 @@ export function domainClaims(deps: DomainsDeps) {
       if (owner.team_id === teamId) throw validationError(422, 'name', `The domain ${zoned.name} is already verified on this team.`);
       const existing = await repo.pendingClaim(teamId, zoned.name);
       if (existing) return claimView(existing);
+      await deps.checkDomainLimit(teamId);
       const now = deps.clock.now();
       const claim: DomainClaimRow = {
         id: newId(), team_id: teamId, name: zoned.name, region, custom_return_path: settings.custom_return_path,

@@ -24,6 +24,8 @@ export interface DomainsDeps {
   dkimGraceHours: number;
   /** A client of the DNS provider's v4 API (Cloudflare) for one token (net/cloudflare.ts). */
   cloudflare: (token: string) => CloudflareClient;
+  /** Refuses the team's next domain past its plan's `domain_limit` (the team area's checkLimit). */
+  checkDomainLimit(teamId: string): Promise<void>;
 }
 
 /** The records of a domain as it stands. */

@@ -32,6 +32,7 @@ export function domainCrud(deps: DomainsDeps) {
       const settings = applySettings(defaultSettings, input);
       checkRegionReceives(deps, region, settings);
       await checkNameFree(deps, teamId, zoned.name, settings);
+      await deps.checkDomainLimit(teamId);
       const receivingName = absoluteName(zoned, settings.receiving_host);
       if (settings.receiving === 'enabled' && !input.confirm_replace_mx) await checkReceivingMx(deps.resolver, deps.regions, receivingName);
       const key = await generateDkimKey();

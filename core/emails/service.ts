@@ -4,6 +4,8 @@ import { groupCommit } from '../../storage/sql/index.js';
 import { emailsRepo } from '../../storage/repos/index.js';
 import type { RedisClient } from '../../storage/redis/index.js';
 import { suppressionsRepo } from '../suppressions/index.js';
+import { leftSandbox, type SendAllowance } from '../team/index.js';
+import { teamsRepo } from '../../storage/repos/index.js';
 import type { Clock } from '../clock.js';
 import { notFound, ServiceError, validationError } from '../errors.js';
 import { looksLikeId } from '../ids.js';
@@ -32,6 +34,8 @@ export interface EmailsServiceDeps {
   simulatorDomain: string;
   maxAttachmentBytes: number;
   fetchAttachment?: AttachmentFetcher;
+  /** The team's sending allowance: spent in the accepting transaction (core/team/allowance.ts). */
+  allowance: SendAllowance;
   /** Tells the region's outbound queue that mail is due now (best effort; a poll backs it). */
   wake(region: string): void;
 }
@@ -70,7 +74,7 @@ export function emailsService(deps: EmailsServiceDeps) {
       throw validationError(403, 'from', `This API key may only send from its own domain, not from ${send.from.domain}.`);
     }
     const region = deps.regions(domain.region);
-    if (region.sandbox) checkSandbox(region, send.recipients, await deps.domains.verifiedDomainNames(), deps.simulatorDomain);
+    if (region.sandbox && !(await trustedTeam(deps.db, caller.teamId))) checkSandbox(region, send.recipients, await deps.domains.verifiedDomainNames(), deps.simulatorDomain);
     const attachments = await loadAttachments(send.attachments, deps.fetchAttachment, deps.maxAttachmentBytes);
     const fates = await recipientFates({
       resolver: deps.resolver, emails: emailsRepo(deps.db), suppressions: suppressionsRepo(deps.db),
@@ -89,7 +93,12 @@ export function emailsService(deps: EmailsServiceDeps) {
   };
 
   const commit = async (prepared: PreparedEmail[], remember: Remember, answer: unknown) => {
-    await batcher.run((trx) => commitAccepted(trx, prepared, deps.clock.now(), (t) => remember(t, 200, answer)));
+    await batcher.run(async (trx) => {
+      const now = deps.clock.now();
+      // Spent first, in the same transaction: a send refused over a cap leaves nothing behind.
+      for (const [teamId, count] of chargedRecipients(prepared)) await deps.allowance.spend(trx, teamId, count, now);
+      await commitAccepted(trx, prepared, now, (t) => remember(t, 200, answer));
+    });
     for (const p of prepared) {
       deps.logger.info({ emailId: p.email.id, teamId: p.email.team_id, region: p.email.region, recipients: p.recipients.length, status: p.email.last_event }, 'email accepted');
       if (p.bulkWarning) deps.logger.warn({ teamId: p.email.team_id, contentHash: p.bulkWarning.contentHash }, 'team warned: the same message without unsubscribe reached the bulk threshold today');
@@ -158,6 +167,22 @@ function memo<T>(cache: Map<string, Promise<unknown>> | undefined, key: string, 
     cache.set(key, found);
   }
   return found;
+}
+
+/** Recipients svc will try to deliver, per team: what the allowance counts (refused and suppressed ones are uncharged). */
+function chargedRecipients(prepared: PreparedEmail[]): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const p of prepared) {
+    const charged = p.recipients.filter((r) => r.state !== 'suppressed').length;
+    counts.set(p.email.team_id, (counts.get(p.email.team_id) ?? 0) + charged);
+  }
+  return counts;
+}
+
+/** A team the operator trusted has left the sending sandbox. */
+async function trustedTeam(db: Db, teamId: string): Promise<boolean> {
+  const team = await teamsRepo(db).byId(teamId);
+  return !!team && leftSandbox(team);
 }
 
 /** A strict batch refuses whole, naming the item. */

@@ -32,6 +32,8 @@ export interface WebhooksDeps {
   logger: Logger;
   /** Tells a dispatcher in this process that a message became due. */
   wake(): void;
+  /** Refuses the team's next endpoint past its plan's `webhook_endpoint_limit` (the team area's checkLimit). */
+  checkEndpointLimit(teamId: string): Promise<void>;
 }
 
 type Ref = { object: 'webhook'; id: string };
@@ -55,6 +57,7 @@ export function webhooksService(deps: WebhooksDeps) {
       if (input.events === undefined || input.events === null) throw missingField('events');
       const events = checkEvents(input.events);
       const url = await checkUrl(deps, input.endpoint);
+      await deps.checkEndpointLimit(teamId);
       const secret = newSigningSecret();
       const now = isoNow(deps.clock);
       const row: WebhookEndpointRow = {

@@ -13,7 +13,8 @@ export interface ApiKeyFilter {
 
 export interface ApiKeyWithTeam {
   key: ApiKeyRow;
-  team: TeamRow;
+  /** What authentication needs of the team. */
+  team: Pick<TeamRow, 'id' | 'name' | 'status' | 'created_at'>;
 }
 
 export interface ApiKeysRepo {

@@ -1,12 +1,25 @@
+import { sql } from 'kysely';
 import type { Db } from '../sql/db.js';
 import type { TeamRow } from '../sql/tables.js';
+
+export type TeamPatch = Partial<Pick<TeamRow,
+  'name' | 'sender_name' | 'postal_address' | 'ai_assist_enabled' | 'brand_kit' | 'plan_code' | 'trusted_at' | 'updated_at'>>;
 
 export interface TeamsRepo {
   insert(row: TeamRow): Promise<void>;
   byId(id: string): Promise<TeamRow | undefined>;
   byName(name: string): Promise<TeamRow[]>;
+  slugTaken(slug: string): Promise<boolean>;
   list(): Promise<TeamRow[]>;
   setStatus(id: string, status: TeamRow['status']): Promise<boolean>;
+  update(id: string, patch: TeamPatch): Promise<boolean>;
+  /** Live (unreleased) domains and webhook endpoints of the team: what the plan's limits count. */
+  countDomains(teamId: string): Promise<number>;
+  countWebhookEndpoints(teamId: string): Promise<number>;
+  /** Whether the team holds a domain that may send (its sending tier's first step). */
+  hasSendingDomain(teamId: string): Promise<boolean>;
+  /** Outbox events of these types the team had in [from, to): the new-account ramp's clean days. */
+  countEvents(teamId: string, type: string, from: string, to: string): Promise<number>;
 }
 
 export function teamsRepo(db: Db): TeamsRepo {
@@ -16,10 +29,51 @@ export function teamsRepo(db: Db): TeamsRepo {
     },
     byId: (id) => db.selectFrom('teams').selectAll().where('id', '=', id).executeTakeFirst(),
     byName: (name) => db.selectFrom('teams').selectAll().where('name', '=', name).execute(),
+    slugTaken: async (slug) => (await db.selectFrom('teams').select('id').where('slug', '=', slug).executeTakeFirst()) !== undefined,
     list: () => db.selectFrom('teams').selectAll().orderBy('id', 'desc').execute(),
     async setStatus(id, status) {
       const result = await db.updateTable('teams').set({ status }).where('id', '=', id).executeTakeFirst();
       return result.numUpdatedRows > 0n;
     },
+    async update(id, patch) {
+      const result = await db.updateTable('teams').set(patch).where('id', '=', id).executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+    countDomains: async (teamId) => Number((await db.selectFrom('domains').select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('team_id', '=', teamId).where('released_at', 'is', null).executeTakeFirstOrThrow()).n),
+    countWebhookEndpoints: async (teamId) => Number((await db.selectFrom('webhook_endpoints').select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('team_id', '=', teamId).executeTakeFirstOrThrow()).n),
+    hasSendingDomain: async (teamId) => (await db.selectFrom('domains').select('id').where('team_id', '=', teamId)
+      .where('released_at', 'is', null).where('owner_verified_at', 'is not', null).where('sending_ready', '=', 1).executeTakeFirst()) !== undefined,
+    countEvents: async (teamId, type, from, to) => Number((await db.selectFrom('events').select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('team_id', '=', teamId).where('type', '=', type).where('created_at', '>=', from).where('created_at', '<', to)
+      .executeTakeFirstOrThrow()).n),
   };
+}
+
+// `audience_from_sends` is a column another migration adds to `teams`. Until it exists the
+// setting reads as its default (true) and cannot be changed. Whether it exists is asked once per
+// database handle, outside any transaction (on PostgreSQL a failed statement spoils one).
+const audienceColumn = new WeakMap<Db, Promise<boolean>>();
+
+export function audienceColumnPresent(db: Db): Promise<boolean> {
+  let known = audienceColumn.get(db);
+  if (!known) {
+    known = sql`select audience_from_sends from teams where 1 = 0`.execute(db).then(() => true, () => false);
+    audienceColumn.set(db, known);
+  }
+  return known;
+}
+
+/** The team's `audience_from_sends` (default true while the column does not exist). */
+export async function audienceFromSends(db: Db, teamId: string): Promise<boolean> {
+  if (!(await audienceColumnPresent(db))) return true;
+  const row = await sql<{ value: number | boolean | null }>`select audience_from_sends as value from teams where id = ${teamId}`.execute(db);
+  const value = row.rows[0]?.value;
+  return value === null || value === undefined ? true : Boolean(value);
+}
+
+/** Sets it; call only once audienceColumnPresent said yes (inside a transaction is fine). */
+export async function setAudienceFromSends(db: Db, teamId: string, value: boolean): Promise<void> {
+  await sql`update teams set audience_from_sends = ${value ? 1 : 0} where id = ${teamId}`.execute(db);
 }

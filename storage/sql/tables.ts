@@ -5,6 +5,7 @@ import type { DkimKeyRow, DomainClaimRow, DomainRow } from '../repos/domains-tab
 import type { SuppressionRow } from '../repos/suppressions-tables.js';
 import type { ReceivedAttachmentRow, ReceivedEmailRow, ReceivedReportRow, ReceivedUsageRow } from '../repos/received-tables.js';
 import type { OutboxCursorRow, WebhookAttemptRow, WebhookDeliveryRow, WebhookEndpointRow } from '../repos/webhooks-tables.js';
+import type { BrandKitUploadRow, TeamMemberRow, TeamUsageRow } from '../repos/team-tables.js';
 import type { MetricsDomainRow, MetricsEmailMarkRow, MetricsEmailMinuteRow, MetricsMinuteRow, MetricsQuarterRow } from '../repos/metrics-tables.js';
 
 // Row types of every table, as Kysely sees them. One interface per table.
@@ -12,8 +13,23 @@ import type { MetricsDomainRow, MetricsEmailMarkRow, MetricsEmailMinuteRow, Metr
 export interface TeamRow {
   id: string;
   name: string;
+  /** Made once from the name at creation; a rename keeps it. Null only for a row written without it (read as made from the name). */
+  slug: string | null;
+  /** The risk state's truth: authentication refuses a suspended team's keys. */
   status: 'active' | 'suspended';
+  /** null: the `default` plan. */
+  plan_code: string | null;
+  sender_name: string | null;
+  /** JSON: the postal address ({line1, line2, city, state, postal_code, country}). */
+  postal_address: string | null;
+  /** 1: on; 0 or null: off. */
+  ai_assist_enabled: number | null;
+  /** JSON: the brand kit fields the team set; the others are defaults. */
+  brand_kit: string | null;
+  /** The operator's review (sending tier 3). */
+  trusted_at: string | null;
   created_at: string;
+  updated_at: string | null;
 }
 
 export interface ApiKeyRow {
@@ -76,6 +92,9 @@ export interface DatabaseSchema {
   appliance_facts: { name: string; value: string };
   work_items: WorkItemRow;
   teams: TeamRow;
+  team_members: TeamMemberRow;
+  team_usage: TeamUsageRow;
+  brand_kit_uploads: BrandKitUploadRow;
   api_keys: ApiKeyRow;
   auth_generation: { id: number; value: number };
   request_logs: RequestLogRow;

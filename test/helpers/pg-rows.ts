@@ -35,7 +35,10 @@ export async function openPgFixture(): Promise<PgFixture> {
 
 export const iso = (ms = Date.now()) => new Date(ms).toISOString();
 
-export const teamRow = (name = 'Team'): TeamRow => ({ id: newId(), name, status: 'active', created_at: iso() });
+export const teamRow = (name = 'Team'): TeamRow => ({
+  id: newId(), name, slug: null, status: 'active', plan_code: null, sender_name: null, postal_address: null, ai_assist_enabled: null,
+  brand_kit: null, trusted_at: null, created_at: iso(), updated_at: null,
+});
 
 export const keyRow = (teamId: string, name: string, extra: Partial<ApiKeyRow> = {}): ApiKeyRow => ({
   id: newId(), team_id: teamId, name, public_id: newId(), token_hash: 'hash', permission: 'full_access', domain_id: null,

@@ -1,0 +1,14 @@
+// The team area's public face: the operator's team registry (create, plans, suspension, trust),
+// the team's own profile (GET/PATCH /team), its members, and its standing and allowance — which
+// the sending areas ask before they accept mail or add a domain or webhook endpoint.
+export { teamsService, type TeamsDeps, type TeamsService } from './operator.js';
+export { teamService, type TeamDeps, type TeamService } from './service.js';
+export { membersService, memberRoles, type MemberInput, type MembersService, type MemberView } from './members.js';
+export { planCatalog, checkPlanLimit, defaultPlanCode, type Plan, type PlanCatalog, type PlanLimits } from './plans.js';
+export { sendAllowance, dayPeriod, monthPeriod, type DailyLimit, type DailyLimitReason, type SendAllowance } from './allowance.js';
+export { assertMaySend, leftSandbox, riskStateOf, tierNames, type RiskState, type SendingStanding, type NextUnlock } from './standing.js';
+export { type SendUsage } from './usage.js';
+export { type TeamView, type TeamSummary, type TeamPlanLimits } from './view.js';
+export { type TeamPatchInput } from './profile.js';
+export { type PostalAddress, type PostalAddressInput, isCountryCode } from './address.js';
+export { brandFonts, buttonStyles, defaultBrandKit, type BrandKit, type BrandKitInput } from './brand-kit.js';

@@ -1,0 +1,52 @@
+import { sql } from 'kysely';
+import type { Db } from '../sql/db.js';
+
+export type { TeamUsageRow } from './team-tables.js';
+
+/** One counter to spend from: a period row and its cap (null: count only). */
+export interface UsageSpend {
+  period: string;
+  cap: number | null;
+}
+
+export interface TeamUsageRepo {
+  /**
+   * Adds `count` to each period's counter, each only while it stays within its cap. Call inside a
+   * write transaction: answers the first period that would pass its cap (the caller then throws,
+   * rolling back what was added), or undefined when every counter took it.
+   */
+  spend(teamId: string, spends: readonly UsageSpend[], count: number): Promise<string | undefined>;
+  /** The counters of these periods (0 for a period with no row). */
+  read(teamId: string, periods: readonly string[]): Promise<Record<string, number>>;
+  /** Days (`d:` periods) from `fromPeriod` to `toPeriod` inclusive with their counts. */
+  days(teamId: string, fromPeriod: string, toPeriod: string): Promise<{ period: string; emails: number }[]>;
+}
+
+export function teamUsageRepo(db: Db): TeamUsageRepo {
+  return {
+    async spend(teamId, spends, count) {
+      for (const { period, cap } of spends) {
+        await db.insertInto('team_usage').values({ team_id: teamId, period, emails: 0 })
+          .onConflict((oc) => oc.columns(['team_id', 'period']).doNothing()).execute();
+        // The cap is part of the UPDATE's condition: the row changes only if the sum stays
+        // within it. PostgreSQL re-checks the condition on the row a concurrent writer left.
+        let q = db.updateTable('team_usage').set({ emails: sql`emails + ${count}` })
+          .where('team_id', '=', teamId).where('period', '=', period);
+        if (cap !== null) q = q.where(sql<boolean>`emails + ${count} <= ${cap}`);
+        const result = await q.executeTakeFirst();
+        if (result.numUpdatedRows === 0n) return period;
+      }
+      return undefined;
+    },
+    async read(teamId, periods) {
+      const out: Record<string, number> = Object.fromEntries(periods.map((p) => [p, 0]));
+      if (periods.length === 0) return out;
+      const rows = await db.selectFrom('team_usage').select(['period', 'emails']).where('team_id', '=', teamId).where('period', 'in', [...periods]).execute();
+      for (const row of rows) out[row.period] = Number(row.emails);
+      return out;
+    },
+    days: async (teamId, fromPeriod, toPeriod) => (await db.selectFrom('team_usage').select(['period', 'emails'])
+      .where('team_id', '=', teamId).where('period', '>=', fromPeriod).where('period', '<=', toPeriod).orderBy('period').execute())
+      .map((r) => ({ period: r.period, emails: Number(r.emails) })),
+  };
+}
