@@ -8,6 +8,8 @@ import type { RequestLogWriter } from '../core/request-logs/index.js';
 import type { TeamsService } from '../core/teams.js';
 import type { Clock } from '../core/clock.js';
 import type { SuppressionsService } from '../core/suppressions/index.js';
+import type { ContactPropertiesService, ContactsService } from '../core/contacts/index.js';
+import type { TopicsService } from '../core/topics/index.js';
 import type { EmailsService } from '../core/emails/index.js';
 import type { EmailShares } from '../core/emails/index.js';
 import type { WebhooksService } from '../core/webhooks/index.js';
@@ -52,6 +54,11 @@ export interface FoundationServices {
 
 export interface AudienceServices {
   suppressions: SuppressionsService;
+  /** Contacts, their topic choices and erasure. */
+  contacts: ContactsService;
+  /** Declared contact properties (`/contact-properties`). */
+  contactProperties: ContactPropertiesService;
+  topics: TopicsService;
 }
 
 export interface SendingServices {

@@ -15,7 +15,7 @@ import { linkBase, type LinkBase } from '../core/link-base.js';
 import { requestLogsService } from '../core/request-logs/index.js';
 import { RequestLogWriter } from '../core/request-logs/index.js';
 import { teamsService } from '../core/teams.js';
-import type { ApiDeps, FoundationServices, SendingServices } from '../api/deps.js';
+import type { ApiDeps, AudienceServices, FoundationServices, SendingServices } from '../api/deps.js';
 import type { DnsResolver } from '../dns/resolver.js';
 import type { SecretBox } from '../storage/files/index.js';
 import { regionDirectory, type RegionDirectory } from '../core/regions.js';
@@ -31,6 +31,8 @@ import { endpointUrlPolicy } from '../net/url-policy.js';
 import { cloudflareClient } from '../net/cloudflare.js';
 import { metricsRollup, metricsService, type MetricsRollup } from '../core/metrics/index.js';
 import { backupService } from '../core/backup.js';
+import { consentHasher, contactPropertiesService, contactsService, fixedContactLimit } from '../core/contacts/index.js';
+import { topicsService } from '../core/topics/index.js';
 
 export interface ServicesInput {
   config: Config;
@@ -94,7 +96,7 @@ export function createServices(input: ServicesInput): Services {
   const api: ApiDeps = {
     ...contractParts(input, repos.apiKeys, logWriter),
     foundation: foundationServices(input, repos, domains, receiving.spool.dir),
-    audience: { suppressions: suppressionsService({ db: database.db, clock }) },
+    audience: audienceServices(input),
     sending: sendingServices(input, { sending, domainsDeps, rollup, wakeDispatcher: () => webhookDispatcher.wake() }),
     inbox: { receiving: receiving.service },
   };
@@ -129,6 +131,18 @@ function foundationServices(input: ServicesInput, repos: Repos, domains: DomainL
     teams: teamsService({ repo: repos.teams, clock }),
     requestLogs: requestLogsService(repos.requestLogs),
     backup: backupService({ database, spoolDir, dataDir: config.data_dir, clock, logger }),
+  };
+}
+
+function audienceServices(input: ServicesInput): AudienceServices {
+  const { config, database, clock } = input;
+  return {
+    suppressions: suppressionsService({ db: database.db, clock }),
+    contacts: contactsService({
+      db: database.db, clock, hash: consentHasher(input.secretBox.derive('consent v1')), contactLimit: fixedContactLimit(config.contacts_limit),
+    }),
+    contactProperties: contactPropertiesService({ db: database.db, clock }),
+    topics: topicsService({ db: database.db, clock }),
   };
 }
 

@@ -5,6 +5,7 @@ import type { DkimKeyRow, DomainClaimRow, DomainRow } from '../repos/domains-tab
 import type { SuppressionRow } from '../repos/suppressions-tables.js';
 import type { ReceivedAttachmentRow, ReceivedEmailRow, ReceivedReportRow, ReceivedUsageRow } from '../repos/received-tables.js';
 import type { OutboxCursorRow, WebhookAttemptRow, WebhookDeliveryRow, WebhookEndpointRow } from '../repos/webhooks-tables.js';
+import type { ConsentRecordRow, ContactPropertyRow, ContactPropertyValueRow, ContactRow, ContactTopicRow, PlatformEventRow, TopicRow } from '../repos/contacts-tables.js';
 import type { MetricsDomainRow, MetricsEmailMarkRow, MetricsEmailMinuteRow, MetricsMinuteRow, MetricsQuarterRow } from '../repos/metrics-tables.js';
 
 // Row types of every table, as Kysely sees them. One interface per table.
@@ -14,6 +15,12 @@ export interface TeamRow {
   name: string;
   status: 'active' | 'suspended';
   created_at: string;
+}
+
+/** Team columns added after the first migration, read by their own areas. */
+export interface TeamSettingsColumns {
+  /** 1: delivered recipients who are not contacts become never_subscribed contacts (rule 4). */
+  audience_from_sends: Generated<number>;
 }
 
 export interface ApiKeyRow {
@@ -75,7 +82,7 @@ export interface DatabaseSchema {
   rejected_addresses: { address: string; team_id: string; rejected_at: string };
   appliance_facts: { name: string; value: string };
   work_items: WorkItemRow;
-  teams: TeamRow;
+  teams: TeamRow & TeamSettingsColumns;
   api_keys: ApiKeyRow;
   auth_generation: { id: number; value: number };
   request_logs: RequestLogRow;
@@ -97,4 +104,11 @@ export interface DatabaseSchema {
   metrics_email_minutes: MetricsEmailMinuteRow;
   metrics_email_marks: MetricsEmailMarkRow;
   metrics_domains: MetricsDomainRow;
+  contacts: ContactRow;
+  contact_properties: ContactPropertyRow;
+  contact_property_values: ContactPropertyValueRow;
+  topics: TopicRow;
+  contact_topics: ContactTopicRow;
+  consent_records: ConsentRecordRow;
+  platform_events: PlatformEventRow;
 }

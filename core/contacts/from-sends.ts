@@ -1,0 +1,33 @@
+import type { Db } from '../../storage/sql/index.js';
+import { addContactFromSend } from '../../storage/repos/index.js';
+import { newId } from '../ids.js';
+import { recordConsent, type ConsentHasher } from './consent.js';
+import { emailKeyOf } from './input.js';
+
+/**
+ * Rule 4: a delivered recipient who is not a contact becomes one, `never_subscribed`, origin
+ * `sends` (not counted toward the limit). Never a suppressed (bounced, complained, unsubscribed)
+ * or erased address, never a change to an existing contact, never a contact.* webhook or
+ * platform event; off when the team's audience_from_sends is. Called by the delivery recorder in
+ * the transaction that records the delivery: one insert, plus a consent record (source `sends`)
+ * the first time an address is added.
+ */
+export interface AudienceFromSends {
+  addDelivered(trx: Db, teamId: string, address: string, at: Date): Promise<boolean>;
+}
+
+export function audienceFromSends(hash: ConsentHasher): AudienceFromSends {
+  return {
+    async addDelivered(trx, teamId, address, at) {
+      const emailKey = emailKeyOf(address);
+      const emailHash = hash(emailKey);
+      const id = newId();
+      const iso = at.toISOString();
+      if (!(await addContactFromSend(trx, { id, team_id: teamId, email: address.trim(), email_key: emailKey, email_hash: emailHash, at: iso }))) return false;
+      await recordConsent(trx, { source: 'sends', ip: null, userAgent: null }, {
+        teamId, contactId: id, emailHash, kind: 'subscription', value: 'never_subscribed', at: iso,
+      });
+      return true;
+    },
+  };
+}
