@@ -55,9 +55,9 @@ export async function createContact(trx: Db, deps: WriteDeps, teamId: string, in
   }
   await mergeProperties(trx, teamId, row.id, input.properties, at);
   await recordConsent(trx, context, { teamId, contactId: row.id, emailHash: deps.hash(emailKey), kind: 'subscription', value: status, at });
-  await applyTopicChoices(trx, row, input.topics, context, deps.hash, now);
   await emitEvent(eventsRepo(trx), teamId, 'contact.created', await eventData(trx, row), now);
   await emitPlatformEvent(platformEventsRepo(trx), teamId, 'svc:contact.created', row.id, { contact_id: row.id }, now);
+  await applyTopicChoices(trx, row, input.topics, context, deps.hash, now);
   return row.id;
 }
 
