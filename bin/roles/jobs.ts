@@ -8,7 +8,7 @@ import { startMetricsRollup } from '../../jobs/metrics-rollup.js';
 import { releaseScheduledJob } from '../../jobs/release-scheduled.js';
 import { pruneIdempotencyKeysJob } from '../../jobs/prune-idempotency-keys.js';
 import { ambiguousSweepJob } from '../../jobs/ambiguous-sweep.js';
-import { pruneDroppedReceivedJob, pruneEventsJob, startFullOrphanSweep, sweepOrphanRawJob } from '../../jobs/retention.js';
+import { pruneConsentRecordsJob, pruneDroppedReceivedJob, pruneEventsJob, startFullOrphanSweep, sweepOrphanRawJob } from '../../jobs/retention.js';
 import type { Services } from '../services.js';
 
 export interface JobsRole {
@@ -29,6 +29,7 @@ export function startJobsRole(services: Services, config: Config): JobsRole {
     pruneDroppedReceivedJob(retention, config.receiving_dropped_retention_days),
     pruneEventsJob(retention, config.events_retention_days),
     sweepOrphanRawJob(retention),
+    pruneConsentRecordsJob(retention),
   ], services.redis, services.logger);
   const orphanSweep = startFullOrphanSweep(retention, services.logger);
   const webhookDispatch = startWebhookDispatch(services.webhookDispatcher, config.webhooks_poll_ms);
