@@ -1,5 +1,5 @@
 import type { Db } from '../../storage/sql/index.js';
-import { addContactFromSend } from '../../storage/repos/index.js';
+import { addContactFromSend, contactExists } from '../../storage/repos/index.js';
 import { newId } from '../ids.js';
 import { recordConsent, type ConsentHasher } from './consent.js';
 import { emailKeyOf } from './input.js';
@@ -9,8 +9,9 @@ import { emailKeyOf } from './input.js';
  * `sends` (not counted toward the limit). Never a suppressed (bounced, complained, unsubscribed)
  * or erased address, never a change to an existing contact, never a contact.* webhook or
  * platform event; off when the team's audience_from_sends is. Called by the delivery recorder in
- * the transaction that records the delivery: one insert, plus a consent record (source `sends`)
- * the first time an address is added.
+ * the transaction that records the delivery: one indexed read when the address is a contact
+ * already (the usual case, and the HMAC of the address costs more than the read), else one
+ * insert that checks the exclusions, plus a consent record (source `sends`) when it adds one.
  */
 export interface AudienceFromSends {
   addDelivered(trx: Db, teamId: string, address: string, at: Date): Promise<boolean>;
@@ -20,6 +21,7 @@ export function audienceFromSends(hash: ConsentHasher): AudienceFromSends {
   return {
     async addDelivered(trx, teamId, address, at) {
       const emailKey = emailKeyOf(address);
+      if (await contactExists(trx, teamId, emailKey)) return false;
       const emailHash = hash(emailKey);
       const id = newId();
       const iso = at.toISOString();

@@ -85,6 +85,16 @@ export function contactsRepo(db: Db): ContactsRepo {
   };
 }
 
+/**
+ * Whether the team has a contact with the address: the delivery path's first, cheap question
+ * (most recipients of a team's mail are contacts already), compiled once.
+ */
+export async function contactExists(conn: Kysely<any>, teamId: string, emailKey: string): Promise<boolean> {
+  const statement = shapedStatement(conn, 'contacts.exists', (m) => conn.selectFrom('contacts').select(sql<number>`1`.as('one'))
+    .where('team_id', '=', m('team_id')).where('email_key', '=', m('email_key')).limit(sql.lit(1)));
+  return (await statement(conn, { team_id: teamId, email_key: emailKey })).rows.length > 0;
+}
+
 export interface ContactFromSend {
   id: string;
   team_id: string;
