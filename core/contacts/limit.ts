@@ -12,7 +12,9 @@ export const fixedContactLimit = (limit: number): ContactLimitOf => async () => 
 
 /**
  * Refuses one more contact past the limit (rule 7). Contacts added from sends are not counted
- * (rule 4). Call in the transaction that adds it.
+ * (rule 4). Call in the transaction that adds it. On SQLite the write lock makes count-then-insert
+ * exact; on PostgreSQL two creates racing for the last place may both pass (a soft limit by one
+ * or two until the plans lock the team's row).
  */
 export async function checkContactLimit(trx: Db, teamId: string, limitOf: ContactLimitOf): Promise<void> {
   const limit = await limitOf(teamId);

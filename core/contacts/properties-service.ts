@@ -100,7 +100,9 @@ function checkKey(key: string): string {
 function checkFallback(type: PropertyType, value: PropertyValue | null | undefined): PropertyValue | null {
   if (value === undefined || value === null) return null;
   if (typeOfValue(value) !== type) throw validationError(422, 'fallback_value', `The \`fallback_value\` of a ${type} property must be a ${type}.`);
-  if (typeof value === 'string' && value.length > PROPERTY_STRING_MAX) throw validationError(422, 'fallback_value', `The \`fallback_value\` is at most ${PROPERTY_STRING_MAX} characters.`);
+  if (typeof value === 'string' && value.length > PROPERTY_STRING_MAX) {
+    throw validationError(422, 'fallback_value', `The \`fallback_value\` is at most ${PROPERTY_STRING_MAX} characters.`);
+  }
   if (typeof value === 'number' && !Number.isFinite(value)) throw validationError(422, 'fallback_value', 'The `fallback_value` must be a finite number.');
   return value;
 }

@@ -38,7 +38,9 @@ export function propertiesOf(rows: readonly TypedValueRow[]): Record<string, Typ
 }
 
 /** Declares a property; the caller has checked the key. Answers the row, or undefined if the key exists. */
-export async function declareProperty(trx: Db, teamId: string, key: string, type: PropertyType, fallback: PropertyValue | null, at: string): Promise<ContactPropertyRow | undefined> {
+export async function declareProperty(
+  trx: Db, teamId: string, key: string, type: PropertyType, fallback: PropertyValue | null, at: string,
+): Promise<ContactPropertyRow | undefined> {
   const repo = contactPropertiesRepo(trx);
   if ((await repo.count(teamId)) >= PROPERTIES_PER_TEAM) {
     throw validationError(422, 'properties', `A team declares at most ${PROPERTIES_PER_TEAM} contact properties; \`${key}\` would be one more.`);

@@ -43,7 +43,10 @@ export async function createContact(trx: Db, deps: WriteDeps, teamId: string, in
   const now = deps.clock.now();
   const at = now.toISOString();
   const status = requestedStatus(input, undefined) ?? 'subscribed';
-  const fields = { email: input.email, email_key: emailKey, first_name: input.first_name ?? null, last_name: input.last_name ?? null, subscription_status: status, origin: 'api' as const };
+  const fields = {
+    email: input.email, email_key: emailKey, first_name: input.first_name ?? null, last_name: input.last_name ?? null,
+    subscription_status: status, origin: 'api' as const,
+  };
   let row: ContactRow;
   if (existing) {
     row = { ...existing, ...fields, updated_at: at };

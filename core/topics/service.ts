@@ -73,7 +73,10 @@ export function topicsService(deps: { db: Db; clock: Clock }) {
         throw validationError(422, 'default_subscription', 'A topic\'s `default_subscription` is fixed at creation; create another topic instead.');
       }
       const change: Parameters<TopicsRepo['update']>[2] = { updated_at: isoNow(deps.clock) };
-      if (input.name !== undefined) Object.assign(change, { name: checkName(input.name), name_key: nameKey(checkName(input.name)) });
+      if (input.name !== undefined) {
+        change.name = checkName(input.name);
+        change.name_key = nameKey(change.name);
+      }
       if (input.description !== undefined) change.description = checkDescription(input.description) ?? null;
       if (input.visibility !== undefined) change.visibility = input.visibility;
       await inWriteTransaction(deps.db, async (trx) => {
