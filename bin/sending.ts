@@ -65,7 +65,7 @@ export function createSending(input: SendingInput): Sending {
   });
   const recorder = deliveryRecorder({
     db: database.db, clock, logger, queueLifetimeMs: config.outbound_queue_lifetime_hours * 3600_000,
-    audience: audienceFromSends(consentHasher(input.secretBox.derive('consent v1'))),
+    audience: audienceFromSends(consentHasher(input.secretBox.derive('consent v1')), { simulatorDomain: config.mailbox_simulator_domain }),
   });
   const shares = emailShares({ db: database.db, clock, logger, secretBox: input.secretBox, linkBase: input.linkBase });
   return { emails, domains, wake, recorder, shares, returnPaths: signedReturnPaths(input) };

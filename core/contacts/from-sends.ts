@@ -17,10 +17,13 @@ export interface AudienceFromSends {
   addDelivered(trx: Db, teamId: string, address: string, at: Date): Promise<boolean>;
 }
 
-export function audienceFromSends(hash: ConsentHasher): AudienceFromSends {
+/** `simulatorDomain`: the mailbox simulator's addresses are test fixtures, never an audience. */
+export function audienceFromSends(hash: ConsentHasher, options: { simulatorDomain?: string } = {}): AudienceFromSends {
+  const simulatorSuffix = options.simulatorDomain ? `@${options.simulatorDomain.toLowerCase()}` : undefined;
   return {
     async addDelivered(trx, teamId, address, at) {
       const emailKey = emailKeyOf(address);
+      if (simulatorSuffix && emailKey.endsWith(simulatorSuffix)) return false;
       if (await contactExists(trx, teamId, emailKey)) return false;
       const emailHash = hash(emailKey);
       const id = newId();

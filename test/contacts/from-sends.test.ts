@@ -80,9 +80,11 @@ t.test('delivered recipients join as never_subscribed; the exclusions never do',
   const trail = (await consentRecords(app, team.teamId)).filter((r) => r.contact_id === shown.body.id);
   t.match(trail, [{ kind: 'subscription', value: 'never_subscribed', source: 'sends', ip: null, user_agent: null, email_hash: consentHashOf(app, 'new.one@inbox-one.net') }]);
 
-  await Promise.all([team.send({ to: 'new.one@inbox-one.net' }).then((id) => settled(team.token, id, 'delivered'))]);
+  const simulator = `delivered@${app.config.mailbox_simulator_domain}`;
+  await Promise.all([team.send({ to: 'new.one@inbox-one.net' }), team.send({ to: simulator })].map(async (id) => settled(team.token, await id, 'delivered')));
+  t.equal(await contactRow(team.teamId, simulator), undefined, 'the mailbox simulator\'s addresses never join');
   const count = await db.selectFrom('contacts').select((eb) => eb.fn.countAll<number>().as('n')).where('team_id', '=', team.teamId).executeTakeFirst();
-  t.equal(Number(count?.n), 4, 'a second delivery adds nothing: kept, New.One, new2, new3');
+  t.equal(Number(count?.n), 4, 'a second delivery adds nothing: kept, new.one, new2, new3');
 });
 
 t.test('audience_from_sends off: delivered recipients stay out', async (t) => {
