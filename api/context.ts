@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import type { Principal, Permission } from '../core/api-keys/index.js';
+import type { ConsentContext } from '../core/contacts/index.js';
 import type { Operation } from './operations.js';
 
 /** What the middleware learns about a request, kept on res.locals. */
@@ -28,5 +29,8 @@ export function principalOf(req: Request): Principal {
   if (!principal) throw new Error('route reached without a principal: its x-svc-permission is wrong');
   return principal;
 }
+
+/** A request's side of a consent record: the caller's address (as http_trust_proxy reads it) and user agent. */
+export const consentContextOf = (req: Request): ConsentContext => ({ source: 'api', ip: req.ip ?? null, userAgent: req.get('user-agent') ?? null });
 
 export type { Permission };

@@ -8,6 +8,8 @@ import type { RequestLogWriter } from '../core/request-logs/index.js';
 import type { MembersService, TeamService, TeamsService } from '../core/team/index.js';
 import type { Clock } from '../core/clock.js';
 import type { SuppressionsService } from '../core/suppressions/index.js';
+import type { ContactPropertiesService, ContactsService } from '../core/contacts/index.js';
+import type { TopicsService } from '../core/topics/index.js';
 import type { EmailsService } from '../core/emails/index.js';
 import type { EmailShares } from '../core/emails/index.js';
 import type { WebhooksService } from '../core/webhooks/index.js';
@@ -56,6 +58,11 @@ export interface AudienceServices {
   /** The team as its keys see it: GET/PATCH /team, its plan, standing and usage. */
   team: TeamService;
   members: MembersService;
+  /** Contacts, their topic choices and erasure. */
+  contacts: ContactsService;
+  /** Declared contact properties (`/contact-properties`). */
+  contactProperties: ContactPropertiesService;
+  topics: TopicsService;
 }
 
 export interface SendingServices {

@@ -11,6 +11,7 @@ import { emailShares, type EmailShares } from '../core/emails/index.js';
 import { attachmentFetcher } from '../net/attachment-fetcher.js';
 import { returnPaths, type ReturnPaths } from '../core/emails/index.js';
 import { applianceFact } from '../storage/repos/index.js';
+import { audienceFromSends, consentHasher } from '../core/contacts/index.js';
 import type { SendingDomains } from '../core/emails/index.js';
 import type { SendAllowance } from '../core/team/index.js';
 import type { DnsResolver } from '../dns/resolver.js';
@@ -66,7 +67,10 @@ export function sendingArea(input: SendingInput): Sending {
     allowance: input.allowance,
     wake,
   });
-  const recorder = deliveryRecorder({ db: database.db, clock, logger, queueLifetimeMs: config.outbound_queue_lifetime_hours * 3600_000 });
+  const recorder = deliveryRecorder({
+    db: database.db, clock, logger, queueLifetimeMs: config.outbound_queue_lifetime_hours * 3600_000,
+    audience: audienceFromSends(consentHasher(input.secretBox.derive('consent v1')), { simulatorDomain: config.mailbox_simulator_domain }),
+  });
   const shares = emailShares({ db: database.db, clock, logger, secretBox: input.secretBox, linkBase: input.linkBase });
   return { emails, domains, wake, recorder, shares, returnPaths: signedReturnPaths(input) };
 }

@@ -32,6 +32,8 @@ import { cloudflareClient } from '../net/cloudflare.js';
 import { metricsRollup, metricsService, rollupWork, type MetricsRollup } from '../core/metrics/index.js';
 import { durableWorker, type DurableWorker } from '../core/work/index.js';
 import { backupService } from '../core/backup.js';
+import { consentHasher, contactPropertiesService, contactsService, fixedContactLimit } from '../core/contacts/index.js';
+import { topicsService } from '../core/topics/index.js';
 
 export interface ServicesInput {
   config: Config;
@@ -147,11 +149,16 @@ function foundationServices(input: ServicesInput, repos: Repos, domains: DomainL
 }
 
 function audienceServices(input: ServicesInput, team: TeamService): AudienceServices {
-  const { database, clock, logger } = input;
+  const { config, database, clock, logger } = input;
   return {
     suppressions: suppressionsService({ db: database.db, clock }),
     team,
     members: membersService({ db: database.db, clock, logger }),
+    contacts: contactsService({
+      db: database.db, clock, hash: consentHasher(input.secretBox.derive('consent v1')), contactLimit: fixedContactLimit(config.contacts_limit),
+    }),
+    contactProperties: contactPropertiesService({ db: database.db, clock }),
+    topics: topicsService({ db: database.db, clock }),
   };
 }
 

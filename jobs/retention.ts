@@ -2,6 +2,7 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { pruneDroppedReceived } from '../core/retention/index.js';
 import { pruneEvents } from '../core/retention/index.js';
+import { pruneConsentRecords } from '../core/retention/index.js';
 import { sweepOrphanRaw } from '../core/retention/index.js';
 import type { Db } from '../storage/sql/index.js';
 import type { Spool } from '../storage/files/index.js';
@@ -30,6 +31,16 @@ export function pruneEventsJob(deps: Pick<RetentionDeps, 'db' | 'clock'>, retent
     schedule: '41 * * * *',
     leaseMs: 10 * 60_000,
     run: async () => ({ ...await pruneEvents(deps.db, deps.clock, retentionDays) }),
+  };
+}
+
+/** Hourly: consent records past their three years (kept after erasure until then). */
+export function pruneConsentRecordsJob(deps: Pick<RetentionDeps, 'db' | 'clock'>): Job {
+  return {
+    name: 'prune-consent-records',
+    schedule: '23 * * * *',
+    leaseMs: 30 * 60_000,
+    run: async () => ({ ...await pruneConsentRecords(deps.db, deps.clock) }),
   };
 }
 

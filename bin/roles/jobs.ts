@@ -9,7 +9,7 @@ import { ROLLUP_WORK } from '../../core/metrics/index.js';
 import { releaseScheduledJob } from '../../jobs/release-scheduled.js';
 import { pruneIdempotencyKeysJob } from '../../jobs/prune-idempotency-keys.js';
 import { ambiguousSweepJob } from '../../jobs/ambiguous-sweep.js';
-import { pruneDroppedReceivedJob, pruneEventsJob, startFullOrphanSweep, sweepOrphanRawJob } from '../../jobs/retention.js';
+import { pruneConsentRecordsJob, pruneDroppedReceivedJob, pruneEventsJob, startFullOrphanSweep, sweepOrphanRawJob } from '../../jobs/retention.js';
 import type { Services } from '../services.js';
 
 export interface JobsRole {
@@ -30,6 +30,7 @@ export async function startJobsRole(services: Services, config: Config): Promise
     pruneDroppedReceivedJob(retention, config.receiving_dropped_retention_days),
     pruneEventsJob(retention, config.events_retention_days),
     sweepOrphanRawJob(retention),
+    pruneConsentRecordsJob(retention),
   ], services.redis, services.logger);
   const orphanSweep = startFullOrphanSweep(retention, services.logger);
   const webhookDispatch = startWebhookDispatch(services.webhookDispatcher, config.webhooks_poll_ms, services.logger);

@@ -5,6 +5,7 @@ import type { EmailRecipientRow, EmailRow, RecipientState } from '../../storage/
 import { eventsRepo } from '../../storage/repos/index.js';
 import { groupCommit, type GroupCommit } from '../../storage/sql/index.js';
 import { addSuppression } from '../suppressions/index.js';
+import type { AudienceFromSends } from '../contacts/index.js';
 import type { Clock } from '../clock.js';
 import { emitEvent, type EventType } from '../outbox/index.js';
 import type { Logger } from '../logger.js';
@@ -22,6 +23,8 @@ export interface DeliveryRecorderDeps {
   clock: Clock;
   logger: Logger;
   queueLifetimeMs: number;
+  /** Rule 4 of the audience: delivered recipients who are not contacts become contacts. */
+  audience?: AudienceFromSends;
 }
 
 /** Where an outcome may come from: attempts act on claimed rows, reports on sent ones. */
@@ -112,6 +115,7 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
         if (!(await changeRecipient(trx, row.id, allowed, { state: 'delivered', attempts, last_response: outcome.response, first_attempt_at: row.first_attempt_at ?? at }, at))) return undefined;
         if (!sentDone) await emitSentOnce(trx, email.id, at, email);
         await event('email.delivered');
+        await deps.audience?.addDelivered(trx, email.team_id, row.address, now);
         return 'delivered';
       }
       case 'deferred': {

@@ -1,4 +1,4 @@
-import type { EventsRepo } from '../../storage/repos/index.js';
+import type { EventsRepo, PlatformEventsRepo } from '../../storage/repos/index.js';
 import { newId } from '../ids.js';
 
 // The outbox: the spec's subscribable event types (Events) and the one way to write them, in the
@@ -22,5 +22,22 @@ export const isEventType = (value: string): value is EventType => (eventTypes as
 export async function emitEvent(events: EventsRepo, teamId: string, type: EventType, data: Record<string, unknown>, at: Date): Promise<string> {
   const id = newId();
   await events.insert({ id, team_id: teamId, type, created_at: at.toISOString(), data: JSON.stringify(data) });
+  return id;
+}
+
+/**
+ * Platform events: the internal stream automations are started by (spec Events, the reserved
+ * `svc:` prefix). Not webhooks: they never reach an endpoint. A closed list, grown as producers land.
+ */
+export const platformEventTypes = ['svc:contact.created', 'svc:topic.subscribed', 'svc:topic.unsubscribed'] as const;
+
+export type PlatformEventType = (typeof platformEventTypes)[number];
+
+/** Writes one platform event; `events` must be bound to the caller's transaction. */
+export async function emitPlatformEvent(
+  events: PlatformEventsRepo, teamId: string, type: PlatformEventType, contactId: string | null, data: Record<string, unknown>, at: Date,
+): Promise<string> {
+  const id = newId();
+  await events.insert({ id, team_id: teamId, type, contact_id: contactId, data: JSON.stringify(data), created_at: at.toISOString() });
   return id;
 }

@@ -1,5 +1,7 @@
 // The retention area's public face: other rooms and areas import it from here alone.
-// Retention of what ages out: dropped received records, outbox events, orphaned raw files.
+// Retention of what ages out: dropped received records, outbox events, orphaned raw files,
+// consent records past three years.
+export * from './consent.js';
 export * from './dropped.js';
 export * from './events.js';
 export * from './orphans.js';

@@ -125,7 +125,8 @@ async function find(repo: SuppressionsRepo, teamId: string, idOrEmail: string): 
 
 // One address, no display name: local@domain, the domain a dotted host name (or a bracketed IP).
 const addressShape = /^[^\s@<>(),;:"\\[\]]{1,64}@(?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$|^[^\s@<>(),;:"\\[\]]{1,64}@\[[0-9a-f:.]+\]$/i;
-const isAddress = (value: string) => value.length <= 254 && addressShape.test(value.normalize('NFC').replace(/[^\x00-\x7f]/g, 'a'));
+/** One bare address (no display name), as the suppression list and the contacts take it. */
+export const isAddress = (value: string) => value.length <= 254 && addressShape.test(value.normalize('NFC').replace(/[^\x00-\x7f]/g, 'a'));
 
 function checkAddress(value: unknown, path: string): string {
   if (value === undefined || value === null) throw missingField(path);

@@ -1,6 +1,10 @@
 // storage/repos: One repository per area, each with its table types beside it. SQL lives here and nowhere else.
 // Other rooms import this kind from here alone.
 export * from './api-keys.js';
+export * from './consent.js';
+export * from './contact-properties.js';
+export * from './contacts-tables.js';
+export * from './contacts.js';
 export * from './domains-tables.js';
 export * from './domains.js';
 export * from './emails-queue.js';
@@ -12,6 +16,7 @@ export * from './facts.js';
 export * from './idempotency.js';
 export * from './metrics-tables.js';
 export * from './metrics.js';
+export * from './platform-events.js';
 export * from './received-tables.js';
 export * from './received.js';
 export * from './request-logs.js';
@@ -22,6 +27,7 @@ export * from './team-members.js';
 export * from './team-tables.js';
 export * from './team-usage.js';
 export * from './teams.js';
+export * from './topics.js';
 export * from './webhooks-tables.js';
 export * from './webhooks.js';
 export * from './work.js';

@@ -3,7 +3,8 @@ import type { Db } from '../sql/db.js';
 import type { DroppedReason } from './received-tables.js';
 
 // SQL of the retention jobs: dropped received records past their window, outbox events every
-// consumer is done with, and the rows that tell a spool file is still owned.
+// consumer is done with, the rows that tell a spool file is still owned, and consent records past
+// their three years.
 
 export interface DroppedRecord {
   id: string;
@@ -39,6 +40,8 @@ export interface RetentionRepo {
   deleteUnreferencedEvents(afterSeq: number, maxSeq: number, before: string): Promise<number>;
   /** The raw_key of each id that has a received record (ids without one are absent). */
   rawKeysOf(ids: readonly string[]): Promise<Map<string, string | null>>;
+  /** Deletes up to `limit` consent records written before `before`, oldest first; answers how many. */
+  deleteConsentBefore(before: string, limit: number): Promise<number>;
 }
 
 export function retentionRepo(db: Db): RetentionRepo {
@@ -82,6 +85,12 @@ export function retentionRepo(db: Db): RetentionRepo {
         for (const r of rows) out.set(r.id, r.raw_key);
       }
       return out;
+    },
+    async deleteConsentBefore(before, limit) {
+      const r = await db.deleteFrom('consent_records')
+        .where('id', 'in', db.selectFrom('consent_records').select('id').where('created_at', '<', before).orderBy('created_at').limit(limit))
+        .executeTakeFirst();
+      return Number(r.numDeletedRows);
     },
   };
 }

@@ -22,15 +22,22 @@ export interface TeamsRepo {
   countEvents(teamId: string, type: string, from: string, to: string): Promise<number>;
 }
 
+/** The columns of TeamRow; settings columns added later are read by their own areas. */
+// TeamRow's own columns: settings of other areas (audience_from_sends) are read by their owners.
+const teamColumns = [
+  'id', 'name', 'slug', 'status', 'plan_code', 'sender_name', 'postal_address', 'ai_assist_enabled', 'brand_kit', 'trusted_at',
+  'created_at', 'updated_at',
+] as const;
+
 export function teamsRepo(db: Db): TeamsRepo {
   return {
     async insert(row) {
       await db.insertInto('teams').values(row).execute();
     },
-    byId: (id) => db.selectFrom('teams').selectAll().where('id', '=', id).executeTakeFirst(),
-    byName: (name) => db.selectFrom('teams').selectAll().where('name', '=', name).execute(),
+    byId: (id) => db.selectFrom('teams').select(teamColumns).where('id', '=', id).executeTakeFirst(),
+    byName: (name) => db.selectFrom('teams').select(teamColumns).where('name', '=', name).execute(),
     slugTaken: async (slug) => (await db.selectFrom('teams').select('id').where('slug', '=', slug).executeTakeFirst()) !== undefined,
-    list: () => db.selectFrom('teams').selectAll().orderBy('id', 'desc').execute(),
+    list: () => db.selectFrom('teams').select(teamColumns).orderBy('id', 'desc').execute(),
     async setStatus(id, status) {
       const result = await db.updateTable('teams').set({ status }).where('id', '=', id).executeTakeFirst();
       return result.numUpdatedRows > 0n;

@@ -6,6 +6,7 @@ import type { SuppressionRow } from '../repos/suppressions-tables.js';
 import type { ReceivedAttachmentRow, ReceivedEmailRow, ReceivedReportRow, ReceivedUsageRow } from '../repos/received-tables.js';
 import type { OutboxCursorRow, WebhookAttemptRow, WebhookDeliveryRow, WebhookEndpointRow } from '../repos/webhooks-tables.js';
 import type { BrandKitUploadRow, TeamMemberRow, TeamUsageRow } from '../repos/team-tables.js';
+import type { ConsentRecordRow, ContactPropertyRow, ContactPropertyValueRow, ContactRow, ContactTopicRow, PlatformEventRow, TopicRow } from '../repos/contacts-tables.js';
 import type { MetricsDomainRow, MetricsEmailMarkRow, MetricsEmailMinuteRow, MetricsMinuteRow, MetricsQuarterRow } from '../repos/metrics-tables.js';
 
 // Row types of every table, as Kysely sees them. One interface per table.
@@ -30,6 +31,12 @@ export interface TeamRow {
   trusted_at: string | null;
   created_at: string;
   updated_at: string | null;
+}
+
+/** Team columns added after the first migration, read by their own areas. */
+export interface TeamSettingsColumns {
+  /** 1: delivered recipients who are not contacts become never_subscribed contacts (rule 4). */
+  audience_from_sends: Generated<number>;
 }
 
 export interface ApiKeyRow {
@@ -91,7 +98,7 @@ export interface DatabaseSchema {
   rejected_addresses: { address: string; team_id: string; rejected_at: string };
   appliance_facts: { name: string; value: string };
   work_items: WorkItemRow;
-  teams: TeamRow;
+  teams: TeamRow & TeamSettingsColumns;
   team_members: TeamMemberRow;
   team_usage: TeamUsageRow;
   brand_kit_uploads: BrandKitUploadRow;
@@ -116,4 +123,11 @@ export interface DatabaseSchema {
   metrics_email_minutes: MetricsEmailMinuteRow;
   metrics_email_marks: MetricsEmailMarkRow;
   metrics_domains: MetricsDomainRow;
+  contacts: ContactRow;
+  contact_properties: ContactPropertyRow;
+  contact_property_values: ContactPropertyValueRow;
+  topics: TopicRow;
+  contact_topics: ContactTopicRow;
+  consent_records: ConsentRecordRow;
+  platform_events: PlatformEventRow;
 }

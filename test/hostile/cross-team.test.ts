@@ -64,6 +64,12 @@ async function makeResources(token: string, teamId: string, mark: string, sendDo
   if (!message) throw new Error('no webhook message was fanned out');
   ids['/webhooks/{}/messages/{}'] = message.id;
   ids['/webhooks/{}/events/{}'] = message.id;
+  ids['/topics/{}'] = ok(await api('POST', '/topics', { name: `${mark} topic`, default_subscription: 'opt_out' }), 'topic').id;
+  ids['/contact-properties/{}'] = ok(await api('POST', '/contact-properties', { key: `${mark}_tier`, type: 'string' }), 'contact property').id;
+  ids['/contacts/{}'] = ok(await api('POST', '/contacts', {
+    email: `${mark}-contact@${inbox}`, first_name: mark, properties: { [`${mark}_tier`]: `${mark} gold` },
+    topics: [{ id: ids['/topics/{}'], subscription: 'opt_in' }],
+  }), 'contact').id;
   await services.api.logWriter.flush();
   ids['/logs/{}'] = ok(await api('GET', '/logs?limit=1'), 'logs').data[0].id;
   return ids;
@@ -72,6 +78,7 @@ async function makeResources(token: string, teamId: string, mark: string, sendDo
 const mine = await makeResources(a.token, a.teamId, MARK, `${MARK}-send.net`, `${MARK}-recv.net`, `${MARK}-inbox.net`);
 const theirs = await makeResources(b.token, b.teamId, 'beta', 'beta-send.net', 'beta-recv.net', 'beta-inbox.net');
 const suppressedAddress = `${MARK}-supp@${MARK}-inbox.net`;
+const contactAddress = `${MARK}-contact@${MARK}-inbox.net`;
 const aIds = new Set(Object.values(mine));
 
 // A body each mutating route accepts, so the answer is about the id and not about the body.
@@ -81,6 +88,7 @@ const samples: Record<string, unknown> = {
 };
 function bodyFor(schema: JsonSchema | undefined): unknown {
   if (!schema) return undefined;
+  if (schema.type === 'array') return [];
   const body: Record<string, unknown> = {};
   for (const [name, prop] of Object.entries(schema.properties ?? {})) {
     if (name in samples) body[name] = samples[name];
@@ -98,6 +106,8 @@ function attempts(op: IdOperation): [string, string[]][] {
   if (mine[keys[0]!]) out.push(["team A's ids", keys.map((k) => mine[k] ?? randomId())]);
   if (keys.length > 1 && theirs[keys[0]!] && mine[keys.at(-1)!]) out.push(["B's parent, A's child", keys.map((k, i) => (i === 0 ? theirs[k]! : mine[k] ?? randomId()))]);
   if (keys[0] === '/suppressions/{}') out.push(["team A's suppressed address", [suppressedAddress]]);
+  if (keys[0] === '/contacts/{}') out.push(["team A's contact address", [contactAddress.toUpperCase()]]);
+  if (keys[0] === '/contact-properties/{}') out.push(["team A's property key", [`${MARK}_tier`]]);
   return out;
 }
 
@@ -146,5 +156,10 @@ t.test("team A's resources are untouched", async (t) => {
   t.match((await get(`/webhooks/${mine['/webhooks/{}']}`)).body, { status: 'enabled', endpoint: `${receiver.url}/${MARK}` });
   const messages = (await get(`/webhooks/${mine['/webhooks/{}']}/messages`)).body.data;
   t.equal(messages.length, 1, 'no replay created anything');
+  const contact = (await get(`/contacts/${mine['/contacts/{}']}`)).body;
+  t.match(contact, { email: contactAddress, first_name: MARK, properties: { [`${MARK}_tier`]: { value: `${MARK} gold` } } }, 'contact neither changed nor erased');
+  t.same((await get(`/contacts/${mine['/contacts/{}']}/topics`)).body.data.map((x: { id: string; subscription: string }) => [x.id, x.subscription]),
+    [[mine['/topics/{}'], 'opt_in']], "its topic choice kept, the topic not deleted");
+  t.match((await get(`/contact-properties/${mine['/contact-properties/{}']}`)).body, { key: `${MARK}_tier`, fallback_value: null }, 'property kept');
   t.equal((await call(base, 'GET', '/api-keys', { token: a.token })).status, 200, "A's own key still works");
 });

@@ -10,6 +10,7 @@ import * as m008 from './008_auth_generation.js';
 import * as m009 from './009_retention.js';
 import * as m010 from './010_return_path_tags.js';
 import * as m011 from './011_work_items.js';
+import * as m012 from './012_audience.js';
 import * as m013 from './013_team.js';
 
 // Numbered, applied in order at start. Written with Kysely's schema builder so the same
@@ -26,5 +27,6 @@ export const migrations: Record<string, Migration> = {
   '009_retention': m009,
   '010_return_path_tags': m010,
   '011_work_items': m011,
+  '012_audience': m012,
   '013_team': m013,
 };

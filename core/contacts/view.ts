@@ -1,0 +1,30 @@
+import type { Db } from '../../storage/sql/index.js';
+import { contactsRepo, type ContactRow, type SubscriptionStatus } from '../../storage/repos/index.js';
+import { propertiesOf, type TypedValue } from './properties.js';
+
+/** A contact as GET /contacts/{contact} shows it, and as contact.* events carry it. */
+export interface ContactView {
+  object: 'contact';
+  id: string;
+  email: string;
+  first_name: string | null;
+  last_name: string | null;
+  created_at: string;
+  /** A global opt-out: subscription_status is `unsubscribed`. */
+  unsubscribed: boolean;
+  subscription_status: SubscriptionStatus;
+  properties: Record<string, TypedValue>;
+}
+
+/** A contact in a list: no properties. */
+export type ContactListItem = Omit<ContactView, 'object' | 'properties'>;
+
+export const contactListItem = (row: ContactRow): ContactListItem => ({
+  id: row.id, email: row.email, first_name: row.first_name, last_name: row.last_name, created_at: row.created_at,
+  unsubscribed: row.subscription_status === 'unsubscribed', subscription_status: row.subscription_status,
+});
+
+/** The whole contact, its properties read with `db` (a transaction's, for events). */
+export async function contactView(db: Db, row: ContactRow): Promise<ContactView> {
+  return { object: 'contact', ...contactListItem(row), properties: propertiesOf(await contactsRepo(db).values(row.team_id, row.id)) };
+}
