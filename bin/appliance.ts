@@ -12,11 +12,11 @@ import { clamdClient, parseClamdTarget, pingClamd } from '../scanner/clamd.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { storageProbe, type Probe } from '../core/health.js';
 import { freeBytes } from '../storage/files/index.js';
-import { makePrivateDir } from '../storage/files/index.js';
+import { makePrivateDir, lockDataFolder, FolderInUseError, type LockHolder } from '../storage/files/index.js';
 import { createServices, type Services } from './services.js';
 import { startApiRole } from './roles/api.js';
 import { startJobsRole } from './roles/jobs.js';
-import { startOutboundRole } from './roles/outbound.js';
+import { servedRegions, startOutboundRole } from './roles/outbound.js';
 import { startInboundRole } from './roles/inbound.js';
 import { createReportHandler } from '../mta/inbound/reports.js';
 
@@ -59,6 +59,10 @@ export async function startAppliance(options: StartOptions): Promise<Appliance> 
 async function startOpening(options: StartOptions, opened: (() => unknown)[]): Promise<Appliance> {
   const { config, logger } = options;
   makePrivateDir(config.data_dir);
+  // Before anything is started or removed (the private Redis replaces redis.sock, the api role
+  // admin.sock): a second copy of a role on this folder stops here, harming nothing.
+  const lock = lockFolder(config, options);
+  opened.push(() => lock.release());
   const privateRedis = await maybeStartPrivateRedis(config, logger);
   if (privateRedis) opened.push(() => privateRedis.stop());
   const redis = await connectRedis({ url: privateRedis?.url ?? config.redis_url, commandTimeoutMs: config.redis_command_timeout_ms });
@@ -94,6 +98,7 @@ async function startOpening(options: StartOptions, opened: (() => unknown)[]): P
       redis.disconnect();
       await database.close();
       await privateRedis?.stop();
+      lock.release();
       logger.info({}, 'svc stopped');
     },
   };
@@ -111,6 +116,32 @@ async function startRole(role: Role, services: Services, options: StartOptions):
     case 'outbound':
       return startOutboundRole(services, options.config);
   }
+}
+
+/**
+ * One lock per role, per outbound region (so svc-outbound@all and svc-outbound@<region> exclude
+ * each other) and for the private Redis, which lives at <data_dir>/redis.sock: the systemd units
+ * share the folder, each holding its own, while two copies of one of them cannot.
+ */
+function lockFolder(config: Config, options: StartOptions) {
+  const regions = options.roles.includes('outbound') ? servedRegions(config) : [];
+  const names = options.roles.flatMap((role) => (role === 'outbound' ? regions.map((r) => `outbound-${r}`) : [role]));
+  if (!config.redis_url) names.push('redis');
+  try {
+    return lockDataFolder(config.data_dir, names, { roles: options.roles, regions, version: options.version });
+  } catch (err) {
+    if (err instanceof FolderInUseError) throw new Error(inUse(err.dataDir, err.holder));
+    throw err;
+  }
+}
+
+function inUse(dataDir: string, holder: LockHolder): string {
+  const who = `svc pid ${holder.pid} (roles ${holder.roles.join(', ')}, since ${holder.started_at})`;
+  if (holder.name === 'redis') {
+    return `data folder ${dataDir} is in use: ${who} runs its private Redis; stop that svc first, or give every process one Redis with SVC_REDIS_URL`;
+  }
+  const what = holder.name.startsWith('outbound-') ? `the outbound role for ${holder.name.slice('outbound-'.length)}` : `the ${holder.name} role`;
+  return `data folder ${dataDir} is in use: ${who} already runs ${what} there; stop it first`;
 }
 
 function buildResolver(config: Config) {
