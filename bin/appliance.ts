@@ -107,7 +107,7 @@ async function startOpening(options: StartOptions, opened: (() => unknown)[]): P
 async function startRole(role: Role, services: Services, options: StartOptions): Promise<RunningRole> {
   switch (role) {
     case 'api':
-      return startApiRole(services, options.config, options.logger);
+      return startApiRole(services, options.config, options.logger, options.roles);
     case 'jobs':
       return startJobsRole(services, options.config);
     case 'inbound':

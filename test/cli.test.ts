@@ -288,8 +288,11 @@ t.test('svc start runs a private Redis, the API and the admin socket; admin comm
   t.notMatch(list.stdout, token);
 
   t.equal(status.code, 0, status.stderr + status.stdout);
-  const parsed = JSON.parse(status.stdout) as { object: string; readiness: { status: string; failed: unknown[] }; pid: number; data_dir: string };
+  const parsed = JSON.parse(status.stdout) as { object: string; readiness: { status: string; failed: unknown[] }; pid: number; data_dir: string; roles: string[]; processes: unknown[] };
   t.equal(parsed.object, 'status');
+  t.same(parsed.roles, ['api', 'inbound', 'outbound', 'jobs'], 'every role this process runs, not only the api');
+  t.match(parsed.processes, [{ pid: proc.pid, roles: ['api', 'inbound', 'outbound', 'jobs'], regions: ['us-east-1', 'eu-west-1', 'sa-east-1', 'ap-northeast-1'], private_redis: true, this_process: true }]);
+  t.equal(parsed.processes.length, 1, 'one process on the folder');
   t.equal(parsed.readiness.status, 'ok');
   t.same(parsed.readiness.failed, []);
   t.equal(parsed.pid, proc.pid, 'status comes from the running svc');

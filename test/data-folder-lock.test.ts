@@ -35,6 +35,19 @@ function refusedStart(args: string[], env: Record<string, string> = {}): Promise
   }), 70_000);
 }
 
+/** `svc admin status` as the operator runs it, on this folder's socket. */
+function adminStatus(): Promise<Run> {
+  return withDeadline('svc admin status to answer', new Promise<Run>((done, fail) => {
+    const child = spawn(svcBin, ['admin', 'status'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SVC_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
+    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
+    child.once('error', fail);
+    child.once('close', (code) => done({ code, stdout, stderr }));
+  }), 30_000);
+}
+
 function redisAnswers(path: string): Promise<boolean> {
   return new Promise((done) => {
     const socket = createConnection({ path });
@@ -101,11 +114,26 @@ t.test('roles sharing the folder and one Redis run side by side (the systemd lay
     if (otherRegion.proc.exitCode !== null) throw new Error(`exited: ${otherRegion.output().stderr}`);
     return otherRegion.output().stdout.includes('"msg":"svc started"') ? true : undefined;
   }, 60_000);
+
+  // svc admin status, through the real CLI: every process on the folder, each with its roles.
+  const status = await adminStatus();
+  t.equal(status.code, 0, status.stderr + status.stdout);
+  const body = JSON.parse(status.stdout) as { pid: number; roles: string[]; processes: { pid: number; roles: string[]; regions: string[]; private_redis: boolean; this_process: boolean }[] };
+  t.equal(body.pid, first.proc.pid, 'answered by the api process');
+  t.same(body.roles, ['api']);
+  t.same(body.processes.map((p) => [p.pid, p.roles, p.regions, p.private_redis, p.this_process]), [
+    [first.proc.pid, ['api'], [], true, true],
+    [jobs.proc.pid, ['jobs'], [], false, false],
+    [outbound.proc.pid, ['outbound'], ['us-east-1', 'eu-west-1'], false, false],
+    [otherRegion.proc.pid, ['outbound'], ['sa-east-1'], false, false],
+  ], 'each process with its roles and regions, oldest first');
   for (const svc of [otherRegion, outbound, jobs]) {
     svc.proc.kill('SIGTERM');
     t.match(await withDeadline('svc to stop', svc.exited, 30_000), { code: 0 });
   }
   t.notOk(existsSync(join(dataDir, 'locks', 'jobs.lock')), 'a stopped role gives its lock back');
+  const after = JSON.parse((await adminStatus()).stdout) as { processes: { pid: number }[] };
+  t.same(after.processes.map((p) => p.pid), [first.proc.pid], 'stopped processes leave the status');
   t.ok(existsSync(join(dataDir, 'locks', 'api.lock')), 'the others keep theirs');
 });
 
