@@ -4,6 +4,7 @@ import type { Config } from '../config/schema.js';
 import { regionNames } from '../config/regions.js';
 import { runAdmin } from './admin-commands.js';
 import { adminSocketPath } from '../config/paths.js';
+import { cliEnvironment } from './cli-environment.js';
 import { groupHelp, helpText, parseCommand, UsageError, type CommandSpec } from './cli-args.js';
 
 // The roles and their libraries load only for `svc start`: admin and config commands stay quick.
@@ -14,6 +15,9 @@ const listProblem = (value: string, known: readonly string[], what: string) => {
   const unknown = value.split(',').map((v) => v.trim()).find((v) => !known.includes(v));
   return unknown === undefined ? undefined : `unknown ${what} "${unknown}"; one of all, ${known.join(', ')}`;
 };
+
+/** The configuration, from the installed layout's files too when svc runs by hand (bin/cli-environment.ts). */
+const readConfig = (): Config => loadConfig(cliEnvironment().env);
 
 const startSpec: CommandSpec = {
   name: 'svc start', summary: 'Runs the appliance: every role in this one process unless --role says otherwise.',
@@ -47,13 +51,13 @@ async function main(argv: string[]): Promise<number> {
     case 'start': {
       const parsed = parseCommand(startSpec, rest);
       if (parsed.help) return print(helpText(startSpec));
-      const config = withRegions(loadConfig(), parsed.values.regions as string | undefined);
+      const config = withRegions(readConfig(), parsed.values.regions as string | undefined);
       return start(config, parseRoles(parsed.values.role as string | undefined));
     }
     case 'config':
       return configCommand(rest, out);
     case 'admin':
-      return runAdmin(() => adminSocketPath(loadConfig()), rest, (line) => console.log(line));
+      return runAdmin(() => adminSocketPath(readConfig()), rest, (line) => console.log(line));
     case 'version':
       if (parseCommand(versionSpec, rest).help) return print(helpText(versionSpec));
       console.log(readVersion());
@@ -77,7 +81,10 @@ function configCommand(args: string[], out: (text: string) => void): number {
   }
   if (sub !== 'print') throw new UsageError(`svc config: unknown subcommand "${sub}"; one of print (see svc config --help)`);
   if (parseCommand(configPrintSpec, rest).help) return print(helpText(configPrintSpec));
-  out(describeConfig(loadConfig()));
+  const { env, files } = cliEnvironment();
+  const config = loadConfig(env);
+  if (files.length > 0) out(`# read from ${files.join(', then ')}, then the environment (as the systemd units give them)\n`);
+  out(describeConfig(config));
   return 0;
 }
 
