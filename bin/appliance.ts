@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Logger as PinoLogger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../config/load.js';
+import { fqdnProblem } from '../config/hostname.js';
 import { openDatabase, type Database } from '../storage/sql/index.js';
 import { connectRedis, type RedisClient } from '../storage/redis/index.js';
 import { startPrivateRedis, type PrivateRedis } from '../storage/redis/index.js';
@@ -41,6 +42,8 @@ export interface StartOptions {
   logger: PinoLogger;
   version: string;
   clock?: Clock;
+  /** The machine's host name, used when mail_hostname is empty (tests give their own). */
+  systemHostname?: string;
 }
 
 /** Opens the stores, builds the services once, starts the asked roles; stop() undoes it in reverse. */
@@ -58,6 +61,7 @@ export async function startAppliance(options: StartOptions): Promise<Appliance> 
 
 async function startOpening(options: StartOptions, opened: (() => unknown)[]): Promise<Appliance> {
   const { config, logger } = options;
+  const mailHostname = effectiveMailHostname(config, options.systemHostname ?? hostname());
   makePrivateDir(config.data_dir);
   // Before anything is started or removed (the private Redis replaces redis.sock, the api role
   // admin.sock): a second copy of a role on this folder stops here, harming nothing.
@@ -76,12 +80,12 @@ async function startOpening(options: StartOptions, opened: (() => unknown)[]): P
     config, database, redis, logger, probes, version: options.version, clock: options.clock ?? systemClock,
     resolver: buildResolver(config),
     secretBox: openSecretBox(config.secret_key_file || join(config.data_dir, 'secret.key')),
-    hostname: config.mail_hostname || hostname(),
+    hostname: mailHostname,
   });
   const running: RunningRole[] = [];
   opened.push(() => services.webhookDispatcher.stop());
   for (const role of options.roles) {
-    const started = await startRole(role, services, options);
+    const started = await startRole(role, services, options, mailHostname);
     running.push(started);
     opened.push(() => started.stop());
   }
@@ -104,18 +108,29 @@ async function startOpening(options: StartOptions, opened: (() => unknown)[]): P
   };
 }
 
-async function startRole(role: Role, services: Services, options: StartOptions): Promise<RunningRole> {
+async function startRole(role: Role, services: Services, options: StartOptions, mailHostname: string): Promise<RunningRole> {
   switch (role) {
     case 'api':
       return startApiRole(services, options.config, options.logger, options.roles);
     case 'jobs':
       return startJobsRole(services, options.config);
     case 'inbound':
-      return startInboundRole(services, options.config, options.logger, options.config.mail_hostname || hostname(),
+      return startInboundRole(services, options.config, options.logger, mailHostname,
         createReportHandler(services.receiving.feedback));
     case 'outbound':
       return startOutboundRole(services, options.config);
   }
+}
+
+/**
+ * mail_hostname (checked by the loader), or the machine's name, which must then be fully qualified
+ * as well: a bare `vm` would be the EHLO name and every domain's record target.
+ */
+function effectiveMailHostname(config: Config, system: string): string {
+  if (config.mail_hostname) return config.mail_hostname;
+  const problem = fqdnProblem(system);
+  if (!problem) return system;
+  throw new ConfigError('SVC_MAIL_HOSTNAME', `is empty and this machine's host name "${system}" is ${problem}; set mail_hostname to this host's public DNS name, like mail.example.com`);
 }
 
 /**

@@ -18,7 +18,10 @@ t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
 
 /** Only these variables reach svc: nothing from the test runner's own SVC_* settings. */
 function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'warn', ...extra };
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'warn',
+    SVC_MAIL_HOSTNAME: 'mx.cli-test.net', ...extra,
+  };
 }
 
 interface Run {
@@ -73,6 +76,9 @@ t.test('a bad setting exits 1 with one stderr line naming the key', async (t) =>
     [{ SVC_FOO: '1' }, ['config', 'print'], /^config: SVC_FOO: unknown setting/],
     [{ SVC_LOG_LEVEL: 'loud' }, ['start'], /^config: SVC_LOG_LEVEL: must be one of/],
     [{ SVC_HTTP_PORT: '99999' }, ['admin', 'status'], /^config: SVC_HTTP_PORT: must be at most 65535/],
+    [{ SVC_MAIL_HOSTNAME: 'vm' }, ['start'], /^config: SVC_MAIL_HOSTNAME: must be a fully qualified host name like mail\.example\.com; "vm" is a single label/],
+    // The README once said `export SVC_KEY=…`: the prefix is svc's, and the line says so.
+    [{ SVC_KEY: 'svc_x' }, ['admin', 'status'], /^config: SVC_KEY: unknown setting \(the SVC_ prefix is reserved for svc's settings/],
   ];
   const runs = await Promise.all(cases.map(([env, args]) => svc(args, cleanEnv(env))));
   for (const [i, [env, args, want]] of cases.entries()) {
