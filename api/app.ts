@@ -6,6 +6,7 @@ import { publishedDocument } from './openapi-document.js';
 import { operationMatcher } from './operations.js';
 import { requestContext } from './middleware/context.js';
 import { guard } from './middleware/guard.js';
+import { setRateHeaders } from './middleware/rate-headers.js';
 import { requestLog } from './middleware/request-log.js';
 import { publicRateLimit } from './middleware/public-rate-limit.js';
 import { errorHandler } from './middleware/error-handler.js';
@@ -40,6 +41,10 @@ export function httpApp(deps: ApiDeps, options: AppOptions = {}): Express {
 
 function publicRouter(deps: ApiDeps): Router {
   const router = express.Router();
+  // The spec's rate headers on every response: a full bucket for what charges no team (the
+  // OpenAPI document, health, a refused key); the guard and the public routes' bucket replace
+  // them with the bucket a request spent from.
+  router.use((_req, res, next) => { setRateHeaders(res, deps.rateLimit.untouched()); next(); });
   router.get('/openapi.json', (_req, res) => { res.json(openapiDocument); });
   // Signed downloads and share pages: the link is the credential, so they sit before the contract
   // layer, each behind the per-client bucket (no key, no team to charge). Plain routes on this

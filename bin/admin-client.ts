@@ -25,9 +25,13 @@ export function adminCall(socketPath: string, method: string, path: string, body
       });
     });
     req.on('error', (err: NodeJS.ErrnoException) => {
-      reject(err.code === 'ENOENT' || err.code === 'ECONNREFUSED'
-        ? new Error(`no svc is listening on ${socketPath} (is \`svc start\` running with the api role?)`)
-        : err);
+      if (err.code === 'ENOENT' || err.code === 'ECONNREFUSED') {
+        reject(new Error(`no svc is listening on ${socketPath} (is the api role running: \`svc start\`, or svc-api.service?)`));
+      } else if (err.code === 'EACCES') {
+        reject(new Error(`${socketPath}: permission denied; run svc admin as the user svc runs as (svc under systemd), or as root`));
+      } else {
+        reject(err);
+      }
     });
     req.end(payload);
   });

@@ -1,69 +1,88 @@
-import type { AdminCall } from './admin-commands.js';
+import type { AdminCommand, Call } from './admin-commands.js';
+import { UsageError, type Values } from './cli-args.js';
 
 // `svc admin team show|plan|suspend|reinstate|trust|untrust …`, `svc admin plan list` and
-// `svc admin member add|list|remove …`. Answers the exit code, or undefined for a command that
-// is not one of these.
-export async function runTeamAdmin(key: string, positional: string[], one: (flag: string) => string | undefined, call: AdminCall, out: (line: string) => void): Promise<number | undefined> {
-  const team = positional[0] ?? one('team');
-  const path = team ? `/admin/teams/${encodeURIComponent(team)}` : '';
-  const patch = async (body: Record<string, unknown>, done: (t: Record<string, unknown>) => string) => {
-    if (!team) { out(`usage: svc admin ${key} TEAM${key === 'team plan' ? ' PLAN_CODE' : ''}`); return 2; }
-    const changed = await call('PATCH', path, body);
-    if (!changed) return 1;
-    out(done(changed));
-    return 0;
+// `svc admin member add|list|remove …`: the operator's tools for plans, standing and members.
+
+const str = (values: Values, name: string) => values[name] as string | undefined;
+const teamPath = (team: string) => `/admin/teams/${encodeURIComponent(team)}`;
+
+/** A change of one team by PATCH, answered in one line. */
+function teamChange(action: string, summary: string, body: Record<string, unknown>, done: (t: Record<string, unknown>) => string): AdminCommand {
+  return {
+    words: `team ${action}`, name: `svc admin team ${action}`, summary, args: 'TEAM', minArgs: 1, maxArgs: 1,
+    async run(call: Call, _values, args, out) {
+      const changed = await call('PATCH', teamPath(args[0]!), body);
+      if (!changed) return 1;
+      out(done(changed));
+      return 0;
+    },
   };
-  switch (key) {
-    case 'plan list': {
+}
+
+export const teamCommands: AdminCommand[] = [
+  {
+    words: 'plan list', name: 'svc admin plan list', summary: 'Lists the operator\'s plans (config key plans) with their limits.',
+    async run(call, _values, _args, out) {
       const list = await call('GET', '/admin/plans');
       if (!list) return 1;
       for (const p of list.data as Record<string, unknown>[]) out(`${p.code}  ${JSON.stringify(p.name)}  ${JSON.stringify(p.limits)}${p.ramp ? `  ramp ${JSON.stringify(p.ramp)}` : ''}${p.paid ? '  paid' : ''}`);
       return 0;
-    }
-    case 'team show': {
-      if (!team) { out('usage: svc admin team show TEAM'); return 2; }
-      const shown = await call('GET', path);
+    },
+  },
+  {
+    words: 'team show', name: 'svc admin team show', summary: 'Shows one team as JSON: plan, standing, usage.', args: 'TEAM', minArgs: 1, maxArgs: 1,
+    async run(call, _values, args, out) {
+      const shown = await call('GET', teamPath(args[0]!));
       if (!shown) return 1;
       out(JSON.stringify(shown, null, 2));
       return 0;
-    }
-    case 'team plan': {
-      const code = positional[1] ?? one('plan');
-      if (!code) { out('usage: svc admin team plan TEAM PLAN_CODE'); return 2; }
-      return patch({ plan: code }, (t) => `team ${t.id} is on plan ${t.plan}`);
-    }
-    case 'team suspend':
-      return patch({ status: 'suspended' }, (t) => `team ${t.id} suspended: its keys are refused (403 suspended_api_key) and it cannot send`);
-    case 'team reinstate':
-      return patch({ status: 'active' }, (t) => `team ${t.id} reinstated`);
-    case 'team trust':
-      return patch({ trusted: true }, (t) => `team ${t.id} trusted: sending tier 3, out of the sandbox`);
-    case 'team untrust':
-      return patch({ trusted: false }, (t) => `team ${t.id} no longer trusted`);
-    case 'member add': {
-      const email = positional[1] ?? one('email');
-      if (!team || !email) { out('usage: svc admin member add TEAM EMAIL [--name NAME] [--role admin|member]'); return 2; }
-      const member = await call('POST', `${path}/members`, { email, name: one('name'), role: one('role') });
-      if (!member) return 1;
-      out(`member ${member.id} ${member.email} (${member.role}) ${member.created ? 'added to' : 'was already in'} team ${team}`);
+    },
+  },
+  {
+    words: 'team plan', name: 'svc admin team plan', summary: 'Puts a team on one of the operator\'s plans.', args: 'TEAM PLAN_CODE', minArgs: 2, maxArgs: 2,
+    async run(call, _values, args, out) {
+      const changed = await call('PATCH', teamPath(args[0]!), { plan: args[1] });
+      if (!changed) return 1;
+      out(`team ${changed.id} is on plan ${changed.plan}`);
       return 0;
-    }
-    case 'member list': {
-      if (!team) { out('usage: svc admin member list TEAM'); return 2; }
-      const list = await call('GET', `${path}/members`);
+    },
+  },
+  teamChange('suspend', 'Suspends a team: its keys are refused and it cannot send.', { status: 'suspended' },
+    (t) => `team ${t.id} suspended: its keys are refused (403 suspended_api_key) and it cannot send`),
+  teamChange('reinstate', 'Reinstates a suspended team.', { status: 'active' }, (t) => `team ${t.id} reinstated`),
+  teamChange('trust', 'Marks a team reviewed: sending tier 3, out of the sandbox.', { trusted: true }, (t) => `team ${t.id} trusted: sending tier 3, out of the sandbox`),
+  teamChange('untrust', 'Takes the operator\'s review back.', { trusted: false }, (t) => `team ${t.id} no longer trusted`),
+  {
+    words: 'member add', name: 'svc admin member add', summary: 'Adds a person to a team (until the web console exists).', args: 'TEAM EMAIL', minArgs: 2, maxArgs: 2,
+    options: {
+      name: { type: 'string', arg: 'NAME', doc: 'the person\'s name' },
+      role: { type: 'string', arg: 'ROLE', values: ['admin', 'member'], doc: 'admin or member (default member)' },
+    },
+    async run(call, values, args, out) {
+      const member = await call('POST', `${teamPath(args[0]!)}/members`, { email: args[1], name: str(values, 'name'), role: str(values, 'role') });
+      if (!member) return 1;
+      out(`member ${member.id} ${member.email} (${member.role}) ${member.created ? 'added to' : 'was already in'} team ${args[0]}`);
+      return 0;
+    },
+  },
+  {
+    words: 'member list', name: 'svc admin member list', summary: 'Lists a team\'s members.', args: 'TEAM', minArgs: 1, maxArgs: 1,
+    async run(call, _values, args, out) {
+      const list = await call('GET', `${teamPath(args[0]!)}/members`);
       if (!list) return 1;
       for (const m of list.data as Record<string, unknown>[]) out(`${m.id}  ${m.role}  ${m.email}${m.name ? `  ${JSON.stringify(m.name)}` : ''}`);
       return 0;
-    }
-    case 'member remove': {
-      const member = positional[1] ?? one('member');
-      if (!team || !member) { out('usage: svc admin member remove TEAM MEMBER_ID|EMAIL'); return 2; }
-      const done = await call('DELETE', `${path}/members/${encodeURIComponent(member)}`);
+    },
+  },
+  {
+    words: 'member remove', name: 'svc admin member remove', summary: 'Removes a person from a team.', args: 'TEAM MEMBER_ID|EMAIL', minArgs: 2, maxArgs: 2,
+    async run(call, _values, args, out) {
+      if (!args[1]) throw new UsageError('svc admin member remove: a MEMBER is needed');
+      const done = await call('DELETE', `${teamPath(args[0]!)}/members/${encodeURIComponent(args[1])}`);
       if (!done) return 1;
-      out(`member ${done.id} removed from team ${team}`);
+      out(`member ${done.id} removed from team ${args[0]}`);
       return 0;
-    }
-    default:
-      return undefined;
-  }
-}
+    },
+  },
+];

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Logger as PinoLogger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../config/load.js';
+import { fqdnProblem } from '../config/hostname.js';
 import { openDatabase, type Database } from '../storage/sql/index.js';
 import { connectRedis, type RedisClient } from '../storage/redis/index.js';
 import { startPrivateRedis, type PrivateRedis } from '../storage/redis/index.js';
@@ -12,11 +13,11 @@ import { clamdClient, parseClamdTarget, pingClamd } from '../scanner/clamd.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { storageProbe, type Probe } from '../core/health.js';
 import { freeBytes } from '../storage/files/index.js';
-import { makePrivateDir } from '../storage/files/index.js';
+import { makePrivateDir, lockDataFolder, FolderInUseError, type LockHolder } from '../storage/files/index.js';
 import { applianceServices, type Services } from './services.js';
 import { startApiRole } from './roles/api.js';
 import { startJobsRole } from './roles/jobs.js';
-import { startOutboundRole } from './roles/outbound.js';
+import { servedRegions, startOutboundRole } from './roles/outbound.js';
 import { startInboundRole } from './roles/inbound.js';
 import { reportHandler } from '../mta/inbound/reports.js';
 
@@ -41,6 +42,8 @@ export interface StartOptions {
   logger: PinoLogger;
   version: string;
   clock?: Clock;
+  /** The machine's host name, used when mail_hostname is empty (tests give their own). */
+  systemHostname?: string;
 }
 
 /** Opens the stores, builds the services once, starts the asked roles; stop() undoes it in reverse. */
@@ -58,7 +61,12 @@ export async function startAppliance(options: StartOptions): Promise<Appliance> 
 
 async function startOpening(options: StartOptions, opened: (() => unknown)[]): Promise<Appliance> {
   const { config, logger } = options;
+  const mailHostname = effectiveMailHostname(config, options.systemHostname ?? hostname());
   makePrivateDir(config.data_dir);
+  // Before anything is started or removed (the private Redis replaces redis.sock, the api role
+  // admin.sock): a second copy of a role on this folder stops here, harming nothing.
+  const lock = lockFolder(config, options);
+  opened.push(() => lock.release());
   const privateRedis = await maybeStartPrivateRedis(config, logger);
   if (privateRedis) opened.push(() => privateRedis.stop());
   const redis = await connectRedis({ url: privateRedis?.url ?? config.redis_url, commandTimeoutMs: config.redis_command_timeout_ms });
@@ -72,12 +80,12 @@ async function startOpening(options: StartOptions, opened: (() => unknown)[]): P
     config, database, redis, logger, probes, version: options.version, clock: options.clock ?? systemClock,
     resolver: buildResolver(config),
     secretBox: openSecretBox(config.secret_key_file || join(config.data_dir, 'secret.key')),
-    hostname: config.mail_hostname || hostname(),
+    hostname: mailHostname,
   });
   const running: RunningRole[] = [];
   opened.push(() => services.webhookDispatcher.stop());
   for (const role of options.roles) {
-    const started = await startRole(role, services, options);
+    const started = await startRole(role, services, options, mailHostname);
     running.push(started);
     opened.push(() => started.stop());
   }
@@ -94,23 +102,61 @@ async function startOpening(options: StartOptions, opened: (() => unknown)[]): P
       redis.disconnect();
       await database.close();
       await privateRedis?.stop();
+      lock.release();
       logger.info({}, 'svc stopped');
     },
   };
 }
 
-async function startRole(role: Role, services: Services, options: StartOptions): Promise<RunningRole> {
+async function startRole(role: Role, services: Services, options: StartOptions, mailHostname: string): Promise<RunningRole> {
   switch (role) {
     case 'api':
-      return startApiRole(services, options.config, options.logger);
+      return startApiRole(services, options.config, options.logger, options.roles);
     case 'jobs':
       return startJobsRole(services, options.config);
     case 'inbound':
-      return startInboundRole(services, options.config, options.logger, options.config.mail_hostname || hostname(),
+      return startInboundRole(services, options.config, options.logger, mailHostname,
         reportHandler(services.receiving.feedback));
     case 'outbound':
       return startOutboundRole(services, options.config);
   }
+}
+
+/**
+ * mail_hostname (checked by the loader), or the machine's name, which must then be fully qualified
+ * as well: a bare `vm` would be the EHLO name and every domain's record target.
+ */
+function effectiveMailHostname(config: Config, system: string): string {
+  if (config.mail_hostname) return config.mail_hostname;
+  const problem = fqdnProblem(system);
+  if (!problem) return system;
+  throw new ConfigError('SVC_MAIL_HOSTNAME', `is empty and this machine's host name "${system}" is ${problem}; set mail_hostname to this host's public DNS name, like mail.example.com`);
+}
+
+/**
+ * One lock per role, per outbound region (so svc-outbound@all and svc-outbound@<region> exclude
+ * each other) and for the private Redis, which lives at <data_dir>/redis.sock: the systemd units
+ * share the folder, each holding its own, while two copies of one of them cannot.
+ */
+function lockFolder(config: Config, options: StartOptions) {
+  const regions = options.roles.includes('outbound') ? servedRegions(config) : [];
+  const names = options.roles.flatMap((role) => (role === 'outbound' ? regions.map((r) => `outbound-${r}`) : [role]));
+  if (!config.redis_url) names.push('redis');
+  try {
+    return lockDataFolder(config.data_dir, names, { roles: options.roles, regions, version: options.version });
+  } catch (err) {
+    if (err instanceof FolderInUseError) throw new Error(inUse(err.dataDir, err.holder));
+    throw err;
+  }
+}
+
+function inUse(dataDir: string, holder: LockHolder): string {
+  const who = `svc pid ${holder.pid} (roles ${holder.roles.join(', ')}, since ${holder.started_at})`;
+  if (holder.name === 'redis') {
+    return `data folder ${dataDir} is in use: ${who} runs its private Redis; stop that svc first, or give every process one Redis with SVC_REDIS_URL`;
+  }
+  const what = holder.name.startsWith('outbound-') ? `the outbound role for ${holder.name.slice('outbound-'.length)}` : `the ${holder.name} role`;
+  return `data folder ${dataDir} is in use: ${who} already runs ${what} there; stop it first`;
 }
 
 function buildResolver(config: Config) {

@@ -1,66 +1,105 @@
 import { pino } from 'pino';
 import { loadConfig, describeConfig, ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
+import { regionNames } from '../config/regions.js';
 import { runAdmin } from './admin-commands.js';
 import { adminSocketPath } from '../config/paths.js';
+import { cliEnvironment } from './cli-environment.js';
+import { groupHelp, helpText, parseCommand, UsageError, type CommandSpec } from './cli-args.js';
 
 // The roles and their libraries load only for `svc start`: admin and config commands stay quick.
 import { roles, type Role } from './role-names.js';
 import { readVersion } from './version.js';
 
-const usage = `usage:
-  svc start [--role all|api|inbound|outbound|jobs] [--regions all|REGION[,REGION…]]
-                                                       run the appliance (every role by default);
-                                                       --regions: the sending regions this process serves
-  svc config print                                     the effective configuration, with each key's doc
-  svc admin …                                          operator commands over the admin socket (svc admin help)
-  svc version`;
+const listProblem = (value: string, known: readonly string[], what: string) => {
+  const unknown = value.split(',').map((v) => v.trim()).find((v) => !known.includes(v));
+  return unknown === undefined ? undefined : `unknown ${what} "${unknown}"; one of all, ${known.join(', ')}`;
+};
 
-/** The one executable: reads config, then starts roles or talks to a running svc. */
+/** The configuration, from the installed layout's files too when svc runs by hand (bin/cli-environment.ts). */
+const readConfig = (): Config => loadConfig(cliEnvironment().env);
+
+const startSpec: CommandSpec = {
+  name: 'svc start', summary: 'Runs the appliance: every role in this one process unless --role says otherwise.',
+  options: {
+    role: {
+      type: 'string', arg: 'all|ROLE[,ROLE…]', doc: `the roles to run (${roles.join(', ')}; default all): one systemd unit runs each`,
+      check: (v) => (v === 'all' ? undefined : listProblem(v, roles, 'role')),
+    },
+    regions: {
+      type: 'string', arg: 'all|REGION[,REGION…]', doc: 'the sending regions this process serves (outbound role; default outbound_regions)',
+      check: (v) => (v === 'all' ? undefined : listProblem(v, regionNames, 'region')),
+    },
+  },
+  notes: 'One process per role and data folder: a second one is refused (the data folder is locked).',
+};
+const configPrintSpec: CommandSpec = { name: 'svc config print', summary: 'Prints the effective configuration, with each key\'s doc.' };
+const versionSpec: CommandSpec = { name: 'svc version', summary: 'Prints svc\'s version.' };
+const adminSpec: CommandSpec = { name: 'svc admin', args: 'COMMAND …', summary: 'Operator commands over the admin socket (svc admin --help lists them).' };
+const commands = ['start', 'config', 'admin', 'version'];
+
+const topHelp = () => groupHelp('usage: svc COMMAND … (each command takes --help)', [startSpec, configPrintSpec, adminSpec, versionSpec],
+  'Settings: SVC_CONFIG (a JSON file) and SVC_<KEY> variables; the SVC_ prefix is svc\'s own (docs/configuration.md).');
+
+/** The one executable: reads its command line and config, then starts roles or talks to a running svc. */
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  const out = (text: string) => process.stdout.write(text);
+  if (command === undefined) throw new UsageError(`svc: a command is needed; one of ${commands.join(', ')} (see svc --help)`);
+  if (command === 'help' || command === '--help' || command === '-h') return print(topHelp());
   switch (command) {
-    case 'start':
-      return start(withRegions(loadConfig(), rest), parseRoles(rest));
+    case 'start': {
+      const parsed = parseCommand(startSpec, rest);
+      if (parsed.help) return print(helpText(startSpec));
+      const config = withRegions(readConfig(), parsed.values.regions as string | undefined);
+      return start(config, parseRoles(parsed.values.role as string | undefined));
+    }
     case 'config':
-      if (rest[0] !== 'print') break;
-      process.stdout.write(describeConfig(loadConfig()));
-      return 0;
+      return configCommand(rest, out);
     case 'admin':
-      return runAdmin(adminSocketPath(loadConfig()), rest, (line) => console.log(line));
+      return runAdmin(() => adminSocketPath(readConfig()), rest, (line) => console.log(line));
     case 'version':
+      if (parseCommand(versionSpec, rest).help) return print(helpText(versionSpec));
       console.log(readVersion());
       return 0;
   }
-  console.error(usage);
-  return 2;
+  throw new UsageError(command.startsWith('-')
+    ? `svc: unknown option ${command} (see svc --help)`
+    : `svc: unknown command "${command}"; one of ${commands.join(', ')} (see svc --help)`);
 }
 
-function option(args: string[], name: string): string | undefined {
-  const at = args.indexOf(name);
-  const inline = args.find((a) => a.startsWith(`${name}=`))?.slice(name.length + 1);
-  return inline ?? (at >= 0 ? args[at + 1] : undefined);
+function print(text: string): number {
+  process.stdout.write(text);
+  return 0;
+}
+
+function configCommand(args: string[], out: (text: string) => void): number {
+  const [sub, ...rest] = args;
+  if (sub === undefined || sub === '--help' || sub === '-h') {
+    if (sub === undefined) throw new UsageError('svc config: a subcommand is needed; one of print (see svc config --help)');
+    return print(groupHelp('usage: svc config print', [configPrintSpec]));
+  }
+  if (sub !== 'print') throw new UsageError(`svc config: unknown subcommand "${sub}"; one of print (see svc config --help)`);
+  if (parseCommand(configPrintSpec, rest).help) return print(helpText(configPrintSpec));
+  const { env, files } = cliEnvironment();
+  const config = loadConfig(env);
+  if (files.length > 0) out(`# read from ${files.join(', then ')}, then the environment (as the systemd units give them)\n`);
+  out(describeConfig(config));
+  return 0;
 }
 
 /**
  * `--regions` (what svc-outbound@<region>.service passes as its instance) wins over the
- * `outbound_regions` key; `all` is every region. Names are checked when the outbound role starts.
+ * `outbound_regions` key; `all` is every region.
  */
-function withRegions(config: Config, args: string[]): Config {
-  const value = option(args, '--regions');
+function withRegions(config: Config, value: string | undefined): Config {
   if (value === undefined) return config;
-  if (value === '') throw new ConfigError('--regions', 'needs a value: all, or region names separated by commas');
   return Object.freeze({ ...config, outbound_regions: value === 'all' ? [] : value.split(',').map((r) => r.trim()) });
 }
 
-function parseRoles(args: string[]): Role[] {
-  const value = option(args, '--role') ?? 'all';
-  if (value === 'all') return [...roles];
-  const asked = value.split(',');
-  for (const role of asked) {
-    if (!(roles as readonly string[]).includes(role)) throw new ConfigError('--role', `unknown role "${role}"; one of all, ${roles.join(', ')}`);
-  }
-  return asked as Role[];
+function parseRoles(value: string | undefined): Role[] {
+  if (value === undefined || value === 'all') return [...roles];
+  return [...new Set(value.split(',').map((r) => r.trim()))] as Role[];
 }
 
 async function start(config: Config, asked: Role[]): Promise<number> {
@@ -85,7 +124,7 @@ async function start(config: Config, asked: Role[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => { process.exitCode = code; },
   (err: unknown) => {
-    console.error(err instanceof ConfigError ? err.message : `svc: ${err instanceof Error ? err.message : String(err)}`);
-    process.exitCode = 1;
+    console.error(err instanceof ConfigError || err instanceof UsageError ? err.message : `svc: ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = err instanceof UsageError ? 2 : 1;
   },
 );

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { schema, envName, type Config, type ConfigKey, type KeySpec } from './schema.js';
 import { checkRegionOverrides, type RegionOverrides } from './regions.js';
 import { checkPlans, type PlanSpec } from './plans.js';
+import { fqdnProblem, withoutRootDot } from './hostname.js';
 
 /** A bad setting: start-up stops with this one line. */
 export class ConfigError extends Error {
@@ -57,7 +58,7 @@ function rejectUnknownEnv(env: Env): void {
   known.add('SVC_CONFIG');
   for (const name of Object.keys(env)) {
     if (name.startsWith('SVC_') && !known.has(name)) {
-      throw new ConfigError(name, 'unknown setting (see `svc config print` for the keys)');
+      throw new ConfigError(name, 'unknown setting (the SVC_ prefix is reserved for svc\'s settings; see `svc config print` for the keys)');
     }
   }
 }
@@ -65,9 +66,12 @@ function rejectUnknownEnv(env: Env): void {
 function parseValue(key: string, spec: KeySpec, raw: unknown, from: 'file' | 'env'): unknown {
   const where = from === 'env' ? envName(key) : key;
   switch (spec.type) {
-    case 'string':
+    case 'string': {
       if (typeof raw !== 'string') throw new ConfigError(where, 'must be a string');
-      return raw;
+      const problem = spec.hostname && raw !== '' ? fqdnProblem(raw) : undefined;
+      if (problem) throw new ConfigError(where, `must be a fully qualified host name like mail.example.com; "${raw}" is ${problem}`);
+      return spec.hostname ? withoutRootDot(raw) : raw;
+    }
     case 'int':
       return parseInt(where, spec, raw);
     case 'bool':

@@ -1,3 +1,5 @@
+import { fqdnProblem } from './hostname.js';
+
 // The four regions of the spec and what an operator may set per region. On one VM every region
 // may be this same host; a bigger site gives each region its own names and source address.
 
@@ -28,6 +30,8 @@ export interface RegionSettings {
 export type RegionOverrides = Partial<Record<RegionName, RegionSettings>>;
 
 const stringKeys = ['mail_from_host', 'inbound_host', 'tracking_host', 'ehlo_name', 'source_address'];
+/** Names other servers see (record targets, EHLO): fully qualified only. */
+const hostKeys = ['mail_from_host', 'inbound_host', 'tracking_host', 'ehlo_name'];
 const intKeys = ['concurrency', 'per_domain_connections'];
 const boolKeys = ['receiving', 'sandbox'];
 
@@ -38,7 +42,11 @@ export function checkRegionOverrides(value: unknown): string | undefined {
     if (!(regionNames as readonly string[]).includes(region)) return `unknown region "${region}"; one of ${regionNames.join(', ')}`;
     if (!settings || typeof settings !== 'object' || Array.isArray(settings)) return `${region} must be an object`;
     for (const [key, v] of Object.entries(settings)) {
-      if (stringKeys.includes(key)) { if (typeof v !== 'string' || v === '') return `${region}.${key} must be a non-empty string`; }
+      if (stringKeys.includes(key)) {
+        if (typeof v !== 'string' || v === '') return `${region}.${key} must be a non-empty string`;
+        const problem = hostKeys.includes(key) ? fqdnProblem(v) : undefined;
+        if (problem) return `${region}.${key} must be a fully qualified host name; "${v}" is ${problem}`;
+      }
       else if (intKeys.includes(key)) { if (!Number.isSafeInteger(v) || (v as number) < 1) return `${region}.${key} must be a whole number of at least 1`; }
       else if (boolKeys.includes(key)) { if (typeof v !== 'boolean') return `${region}.${key} must be true or false`; }
       else return `${region}.${key} is not a region setting`;

@@ -26,7 +26,8 @@ export interface RateLimitSettings {
 export function rateLimiter(redis: RedisClient, settings: RateLimitSettings, logger: Logger, kind: BucketKind = 'team') {
   const { capacity, refillPerSecond } = settings;
   let lastWarning = 0;
-  return async function take(owner: string, cost = 1): Promise<RateDecision> {
+  /** Spends `cost` tokens of `owner`'s bucket; a cost of 0 only looks (the bucket as it is now). */
+  async function take(owner: string, cost = 1): Promise<RateDecision> {
     try {
       const { allowed, tokens } = await takeFromBucket(redis, owner, capacity, refillPerSecond, cost, kind);
       return {
@@ -41,9 +42,12 @@ export function rateLimiter(redis: RedisClient, settings: RateLimitSettings, log
         lastWarning = Date.now();
         logger.warn({ err: String(err), bucket: kind }, 'rate limit unavailable, letting requests through');
       }
-      return { allowed: true, limit: capacity, remaining: capacity, resetSeconds: 0, retryAfterSeconds: 1 };
+      return untouched();
     }
-  };
+  }
+  /** What an answer that spent nothing says: a full bucket (a request no team is charged for). */
+  const untouched = (): RateDecision => ({ allowed: true, limit: capacity, remaining: capacity, resetSeconds: 0, retryAfterSeconds: 1 });
+  return Object.assign(take, { untouched });
 }
 
 export type RateLimiter = ReturnType<typeof rateLimiter>;

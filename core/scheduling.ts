@@ -1,4 +1,5 @@
 import { ServiceError } from './errors.js';
+import { readIsoInstant } from './time.js';
 
 // scheduled_at (spec, Send request fields): an ISO 8601 instant, or a phrase from a narrow
 // grammar read as UTC — a relative span ("in 2 hours", "in 30 minutes", "in a day") or a day with
@@ -10,7 +11,6 @@ export const maximumLeadMs = 30 * 24 * 3600_000;
 
 const acceptedForms = 'an ISO 8601 date and time with a zone (e.g. 2026-05-01T09:00:00Z), or a phrase such as "in 2 hours", "tomorrow at 9am" or "friday 14:30" (UTC)';
 
-const instantShape = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/i;
 const units: Record<string, number> = {
   minute: 60_000, min: 60_000, hour: 3600_000, hr: 3600_000, day: 86_400_000, week: 7 * 86_400_000,
 };
@@ -30,10 +30,7 @@ export function parseScheduledAt(raw: string, now: Date, field = 'scheduled_at')
 }
 
 function readInstant(text: string, now: Date): Date | undefined {
-  if (instantShape.test(text)) {
-    const date = new Date(text);
-    return Number.isNaN(date.getTime()) ? undefined : date;
-  }
+  if (/^\d{4}-/.test(text)) return readIsoInstant(text);
   const phrase = text.toLowerCase().replace(/\s+/g, ' ');
   const relative = span.exec(phrase);
   if (relative) {

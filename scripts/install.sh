@@ -94,6 +94,21 @@ install_units() {
   done
 }
 
+# What the units hand every svc process, for svc run by hand (`svc admin`, `svc config print`): it
+# reads PREFIX/layout.env when the shell names neither SVC_CONFIG nor SVC_DATA_DIR (bin/cli-environment.ts).
+# Taken from the installed svc-api.service, so the two cannot disagree.
+write_layout() {
+  local api="$unit_dir/svc-api.service" layout="$prefix/layout.env"
+  {
+    echo "# Written by scripts/install.sh from $api: the settings the systemd units give svc, in"
+    echo "# their order (ENVIRONMENT_FILE's values win over the lines above it, the shell's over both)."
+    sed -n 's/^Environment=//p' "$api"
+    sed -n 's/^EnvironmentFile=-\{0,1\}/ENVIRONMENT_FILE=/p' "$api"
+  } >"$layout.new"
+  chmod 0644 "$layout.new"
+  mv -f "$layout.new" "$layout"
+}
+
 install_site_config() {
   mkdir -p "$etc_dir"
   local env_file="$etc_dir/svc.env"
@@ -156,8 +171,9 @@ next_steps() {
 svc is installed in /opt/svc. Next:
   1. review /etc/svc/svc.env (HTTP address and port, DNS servers, clamd, …)
   2. systemctl enable --now svc.target
-  3. sudo env SVC_ADMIN_SOCKET=/run/svc/admin.sock /opt/svc/bin/svc admin team create "My team"
-     sudo env SVC_ADMIN_SOCKET=/run/svc/admin.sock /opt/svc/bin/svc admin key create --team <team id> --name first
+  3. sudo -u svc /opt/svc/bin/svc admin team create "My team"
+     sudo -u svc /opt/svc/bin/svc admin key create --team <team id> --name first
+     (svc run by hand reads the units' settings and /etc/svc/svc.env itself: /opt/svc/layout.env)
   Logs: journalctl -u 'svc-*'    Status: systemctl list-dependencies svc.target
   After an upgrade: systemctl restart svc.target
 EOF
@@ -167,6 +183,7 @@ check
 install_tree
 create_user
 install_units
+write_layout
 install_site_config
 reload_systemd
 next_steps

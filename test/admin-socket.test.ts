@@ -62,6 +62,8 @@ t.test('the operator needs no API key on the socket: status answers with readine
   t.equal(r.status, 200);
   t.match(r.body, { object: 'status', version: 'test', env: 'production', pid: process.pid, roles: ['api'], data_dir: app.config.data_dir });
   t.match(r.body, { readiness: { status: 'ok', failed: [] } });
+  t.match(r.body, { processes: [{ pid: process.pid, roles: ['api'], regions: [], version: 'test', private_redis: false, this_process: true }] });
+  t.equal((r.body as { processes: unknown[] }).processes.length, 1, 'the one process on this data folder');
   t.type((r.body as { uptime_s: number }).uptime_s, 'number');
 });
 

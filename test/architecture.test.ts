@@ -126,3 +126,15 @@ t.test('the checker catches forbidden imports in a tree built to break the rules
   t.match(checkImports(tree).find((v) => v.file === 'core/shiny/new.ts'), { reason: /core area 'shiny' has no tier/ });
   t.match(formatViolation(core!), /^core\/x\.ts:1 imports '\.\.\/api\/y\.js': core may not import api$/);
 });
+
+t.test('every runtime dependency in package.json is imported by the sources', async (t) => {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
+  // The generated routes are sources too (tsoa writes them at build time, importing @tsoa/runtime).
+  const files = [...sourceFiles(root), join(root, 'api/generated/routes.ts')];
+  const imported = new Set(files.flatMap((f) => importsOf(f, readFileSync(f, 'utf8')).map((r) => r.specifier)
+    .filter((s) => !s.startsWith('.') && !s.startsWith('node:'))
+    .map((s) => (s.startsWith('@') ? s.split('/').slice(0, 2).join('/') : s.split('/')[0]!))));
+  const names = Object.keys(pkg.dependencies);
+  t.ok(names.length >= 10, `package.json lists the dependencies (${names.length})`);
+  t.same(names.filter((name) => !imported.has(name)), [], 'no dependency that nothing imports (each is installed on every production box)');
+});

@@ -18,7 +18,10 @@ t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
 
 /** Only these variables reach svc: nothing from the test runner's own SVC_* settings. */
 function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
-  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'warn', ...extra };
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SVC_DATA_DIR: dataDir, SVC_LOG_LEVEL: 'warn',
+    SVC_MAIL_HOSTNAME: 'mx.cli-test.net', ...extra,
+  };
 }
 
 interface Run {
@@ -48,6 +51,13 @@ function svc(args: string[], env: Record<string, string>, timeoutMs = 60_000): P
 
 const lines = (text: string) => text.split('\n').filter((l) => l.length > 0);
 
+/** Many `svc …` runs, four at a time: each loads Node, and a 2-core machine chokes on dozens at once. */
+async function svcEach(cases: string[][], env: Record<string, string>): Promise<Run[]> {
+  const runs: Run[] = [];
+  for (let i = 0; i < cases.length; i += 4) runs.push(...await Promise.all(cases.slice(i, i + 4).map((args) => svc(args, env))));
+  return runs;
+}
+
 t.test('svc config print prints every key with its doc', async (t) => {
   const r = await svc(['config', 'print'], cleanEnv({ SVC_HTTP_PORT: '4321' }));
   t.equal(r.code, 0, r.stderr);
@@ -66,6 +76,9 @@ t.test('a bad setting exits 1 with one stderr line naming the key', async (t) =>
     [{ SVC_FOO: '1' }, ['config', 'print'], /^config: SVC_FOO: unknown setting/],
     [{ SVC_LOG_LEVEL: 'loud' }, ['start'], /^config: SVC_LOG_LEVEL: must be one of/],
     [{ SVC_HTTP_PORT: '99999' }, ['admin', 'status'], /^config: SVC_HTTP_PORT: must be at most 65535/],
+    [{ SVC_MAIL_HOSTNAME: 'vm' }, ['start'], /^config: SVC_MAIL_HOSTNAME: must be a fully qualified host name like mail\.example\.com; "vm" is a single label/],
+    // The README once said `export SVC_KEY=…`: the prefix is svc's, and the line says so.
+    [{ SVC_KEY: 'svc_x' }, ['admin', 'status'], /^config: SVC_KEY: unknown setting \(the SVC_ prefix is reserved for svc's settings/],
   ];
   const runs = await Promise.all(cases.map(([env, args]) => svc(args, cleanEnv(env))));
   for (const [i, [env, args, want]] of cases.entries()) {
@@ -78,35 +91,107 @@ t.test('a bad setting exits 1 with one stderr line naming the key', async (t) =>
   }
 });
 
-t.test('svc start --role with an unknown role exits 1 naming it', async (t) => {
-  const cases = [['start', '--role', 'bogus'], ['start', '--role=bogus'], ['start', '--role', 'api,bogus']];
-  const runs = await Promise.all(cases.map((args) => svc(args, cleanEnv({ SVC_HTTP_PORT: '0', SVC_SMTP_PORT: '0' }))));
+t.test('a mistyped command line is one stderr line and exit 2, and starts nothing', async (t) => {
+  // A fresh data folder svc must not even create: nothing may start (before, `--rol api` was
+  // ignored and every role started, port 25 included).
+  const untouched = join(dataDir, 'never-created');
+  const cases: [string[], RegExp][] = [
+    [['start', '--rol', 'api'], /^svc start: unknown option --rol \(did you mean --role\?\)/],
+    [['start', '--role', 'bogus'], /^svc start: --role: unknown role "bogus"; one of all, api, inbound, outbound, jobs\n/],
+    [['start', '--role=bogus'], /^svc start: --role: unknown role "bogus"/],
+    [['start', '--role', 'api,bogus'], /^svc start: --role: unknown role "bogus"/],
+    [['start', '--role'], /^svc start: --role needs a value/],
+    [['start', 'api'], /^svc start: unexpected argument "api"/],
+    [['start', '--role', 'outbound', '--regions', 'mars-east-1'], /^svc start: --regions: unknown region "mars-east-1"; one of all, us-east-1/],
+    [['start', '--role', 'outbound', '--regions=us-east-1,mars-east-1'], /^svc start: --regions: unknown region "mars-east-1"/],
+    [['start', '--role', 'outbound', '--regions='], /^svc start: --regions: needs a value/],
+    [['frobnicate'], /^svc: unknown command "frobnicate"; one of start, config, admin, version/],
+    [['--verbose'], /^svc: unknown option --verbose/],
+    [[], /^svc: a command is needed/],
+    [['config'], /^svc config: a subcommand is needed; one of print/],
+    [['config', 'show'], /^svc config: unknown subcommand "show"/],
+    [['config', 'print', '--all'], /^svc config print: unknown option --all/],
+    [['version', 'now'], /^svc version: unexpected argument "now"/],
+    [['admin'], /^svc admin: a command is needed/],
+    [['admin', 'frob'], /^svc admin: unknown command "frob"; one of team, key, domain, status, backup/],
+    [['admin', 'key'], /^svc admin key: an action is needed; one of create, list, revoke/],
+    [['admin', 'key', 'rotate'], /^svc admin key: unknown action "rotate"/],
+    [['admin', 'key', 'create', '--team', 'Acme'], /^svc admin key create: --name is required/],
+    [['admin', 'key', 'create', '--team', 'Acme', '--name', 'k', '--permission', 'root'], /^svc admin key create: --permission: unknown value "root"; one of full_access, sending_access\n/],
+    [['admin', 'key', 'list', '--teams', 'Acme'], /^svc admin key list: unknown option --teams \(did you mean --team\?\)/],
+    [['admin', 'key', 'revoke'], /^svc admin key revoke: KEY_ID\|TOKEN is needed/],
+    [['admin', 'key', 'revoke', 'a', 'b'], /^svc admin key revoke: unexpected argument "b"/],
+    [['admin', 'status', '--json'], /^svc admin status: unknown option --json/],
+    [['admin', 'backup', '/tmp/a', '/tmp/b'], /^svc admin backup: unexpected argument "\/tmp\/b"/],
+  ];
+  const runs = await svcEach(cases.map(([args]) => args), cleanEnv({ SVC_DATA_DIR: untouched, SVC_HTTP_PORT: '0', SVC_SMTP_PORT: '0' }));
+  for (const [i, [args, want]] of cases.entries()) {
+    const r = runs[i]!;
+    const label = `svc ${args.join(' ')}`;
+    t.equal(r.code, 2, `${label}: exit 2`);
+    t.equal(lines(r.stderr).length, 1, `${label}: one line: ${r.stderr}`);
+    t.match(r.stderr, want, label);
+    t.equal(r.stdout, '', `${label}: nothing on stdout`);
+  }
+  t.notOk(existsSync(untouched), 'no data folder was made: nothing started');
+});
+
+t.test('every command and subcommand has --help: usage on stdout, exit 0, no config needed', async (t) => {
+  const top = await svc(['--help'], cleanEnv());
+  t.equal(top.code, 0, top.stderr);
+  const admin = await svc(['admin', '--help'], cleanEnv());
+  t.equal(admin.code, 0, admin.stderr);
+  // Every admin command the help lists, by its words: `  svc admin key create --team …`.
+  const adminCommands = [...admin.stdout.matchAll(/^ {2}svc admin ([a-z]+(?: [a-z]+)?)(?= |$)/gm)].map((m) => m[1]!.split(' '));
+  t.ok(adminCommands.length >= 9, `svc admin --help lists its commands: ${adminCommands.map((c) => c.join(' ')).join(', ')}`);
+  const cases: string[][] = [
+    ['help'], ['-h'], ['start', '--help'], ['start', '-h'], ['start', '--role', 'api', '--help'], ['config', '--help'], ['config', 'print', '--help'],
+    ['version', '--help'], ['admin', 'help'], ['admin', 'team', '--help'], ['admin', 'key', '--help'], ['admin', 'domain', '--help'],
+    ...adminCommands.map((words) => ['admin', ...words, '--help']),
+  ];
+  // A broken setting: help must not need the configuration.
+  const runs = await svcEach(cases, cleanEnv({ SVC_HTTP_PORT: 'abc' }));
   for (const [i, args] of cases.entries()) {
     const r = runs[i]!;
-    t.equal(r.code, 1, args.join(' '));
-    t.equal(lines(r.stderr).length, 1, `one line: ${r.stderr}`);
-    t.match(r.stderr, /--role.*unknown role "bogus"/, args.join(' '));
+    const label = `svc ${args.join(' ')}`;
+    t.equal(r.code, 0, `${label}: exit 0 (${r.stderr})`);
+    t.equal(r.stderr, '', `${label}: nothing on stderr`);
+    t.match(r.stdout, /^usage: svc/, `${label}: starts with a usage line`);
   }
+  const start = runs[cases.findIndex((c) => c[0] === 'start')]!;
+  t.match(start.stdout, /--role all\|ROLE/, 'svc start --help names --role');
+  t.match(start.stdout, /--regions/, 'and --regions');
+  for (const words of adminCommands) {
+    const r = runs[cases.findIndex((c) => c.join(' ') === ['admin', ...words, '--help'].join(' '))]!;
+    t.match(r.stdout, new RegExp(`^usage: svc admin ${words.join(' ')}`), `svc admin ${words.join(' ')} --help is its own`);
+  }
+  t.match(top.stdout, /svc start/);
+  t.match(top.stdout, /SVC_ prefix/);
 });
 
-t.test('svc start --regions (the outbound unit\'s instance) names an unknown region and exits 1', async (t) => {
-  const cases = [['start', '--role', 'outbound', '--regions', 'mars-east-1'], ['start', '--role', 'outbound', '--regions=us-east-1,mars-east-1'], ['start', '--role', 'outbound', '--regions=']];
-  // One at a time: each starts the data folder's private Redis.
-  for (const [i, args] of cases.entries()) {
-    const r = await svc(args, cleanEnv({ SVC_HTTP_PORT: '0', SVC_SMTP_PORT: '0' }));
-    t.equal(r.code, 1, args.join(' '));
-    t.match(r.stderr, i < 2 ? /outbound_regions.*unknown region "mars-east-1"/ : /--regions.*needs a value/, args.join(' '));
-  }
-});
-
-t.test('an unknown command prints the usage and exits 2; svc admin with no svc running exits 1 naming the socket', async (t) => {
-  const [r, admin] = await Promise.all([svc(['frobnicate'], cleanEnv()), svc(['admin', 'status'], cleanEnv())]);
-  t.equal(r.code, 2);
-  t.match(r.stderr, /usage:/);
-  t.match(r.stderr, /svc start/);
+t.test('svc admin with no svc running exits 1 naming the socket', async (t) => {
+  const admin = await svc(['admin', 'status'], cleanEnv());
   t.equal(admin.code, 1);
   t.equal(lines(admin.stderr).length, 1, admin.stderr);
   t.match(admin.stderr, `no svc is listening on ${join(dataDir, 'admin.sock')}`);
+});
+
+t.test('svc start --regions with a real region is read (the outbound unit\'s instance) and starts', async (t) => {
+  const regionsDir = mkdtempSync(join(tmpdir(), 'svc-cli-regions-'));
+  t.teardown(() => rmSync(regionsDir, { recursive: true, force: true }));
+  const proc = spawn(svcBin, ['start', '--role', 'outbound', '--regions', 'eu-west-1'], {
+    env: cleanEnv({ SVC_DATA_DIR: regionsDir, SVC_LOG_LEVEL: 'info' }), stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  t.teardown(() => { if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL'); });
+  let stdout = '';
+  proc.stdout!.on('data', (c: Buffer) => { stdout += c.toString(); });
+  const started = await waitFor('the outbound queues to start', async () => {
+    if (proc.exitCode !== null) throw new Error('svc exited');
+    return /"msg":"outbound queues started"/.test(stdout) ? stdout : undefined;
+  }, 60_000);
+  t.match(started, /"regions":\["eu-west-1"\]/, 'only the region asked for');
+  proc.kill('SIGTERM');
+  await exitWithin('svc to exit after SIGTERM', proc, 30_000);
 });
 
 /** Connects to a Unix socket and answers whether Redis there says PONG. */
@@ -209,8 +294,11 @@ t.test('svc start runs a private Redis, the API and the admin socket; admin comm
   t.notMatch(list.stdout, token);
 
   t.equal(status.code, 0, status.stderr + status.stdout);
-  const parsed = JSON.parse(status.stdout) as { object: string; readiness: { status: string; failed: unknown[] }; pid: number; data_dir: string };
+  const parsed = JSON.parse(status.stdout) as { object: string; readiness: { status: string; failed: unknown[] }; pid: number; data_dir: string; roles: string[]; processes: unknown[] };
   t.equal(parsed.object, 'status');
+  t.same(parsed.roles, ['api', 'inbound', 'outbound', 'jobs'], 'every role this process runs, not only the api');
+  t.match(parsed.processes, [{ pid: proc.pid, roles: ['api', 'inbound', 'outbound', 'jobs'], regions: ['us-east-1', 'eu-west-1', 'sa-east-1', 'ap-northeast-1'], private_redis: true, this_process: true }]);
+  t.equal(parsed.processes.length, 1, 'one process on the folder');
   t.equal(parsed.readiness.status, 'ok');
   t.same(parsed.readiness.failed, []);
   t.equal(parsed.pid, proc.pid, 'status comes from the running svc');

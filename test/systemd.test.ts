@@ -1,11 +1,12 @@
 import t from 'tap';
-import { execFile, spawnSync } from 'node:child_process';
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { promisify } from 'node:util';
 import { accessSync, constants, existsSync, lstatSync, mkdtempSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { schema, envName } from '../config/schema.js';
+import { exitWithin, waitFor } from './helpers/deadline.js';
 
 // Runs scripts/install.sh into temp folders (as `make install` would into /opt/svc) and checks the
 // units it installs. Compiled to dist/test/, so the project is two folders up.
@@ -123,6 +124,72 @@ t.test('running install again keeps the site file and the units', async (t) => {
   t.ok(lstatSync(join(prefix, 'node_modules')).isSymbolicLink());
   t.equal(readlinkSync(join(prefix, 'runtime')), join(root, 'runtime'));
   t.notOk(existsSync(join(prefix, 'dist/test')), 'compiled tests are not installed');
+});
+
+t.test('svc run by hand on an installed tree reads the units\' settings and the site file', async (t) => {
+  const siteFile = join(etcDir, 'svc.env');
+  const kept = readFileSync(siteFile, 'utf8');
+  t.teardown(() => writeFileSync(siteFile, kept));
+  const layout = readFileSync(join(prefix, 'layout.env'), 'utf8');
+  t.match(layout, /^SVC_DATA_DIR=\/var\/lib\/svc$/m, 'layout.env carries the units\' data folder');
+  t.match(layout, /^SVC_ADMIN_SOCKET=\/run\/svc\/admin\.sock$/m, 'and the admin socket');
+  t.match(layout, new RegExp(`^ENVIRONMENT_FILE=${siteFile}$`, 'm'), 'and names the site file');
+  const byHand = (args: string[], env: Record<string, string> = {}) =>
+    execFileAsync(join(prefix, 'bin/svc'), args, { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...env } })
+      .then((r) => ({ code: 0, ...r }), (err: { code?: number; stdout?: string; stderr?: string }) => ({ code: err.code ?? -1, stdout: err.stdout ?? '', stderr: err.stderr ?? '' }));
+
+  writeFileSync(siteFile, 'SVC_HTTP_PORT=8080\nSVC_LOG_LEVEL=warn\n');
+  const [plain, shellWins, named, status] = await Promise.all([
+    byHand(['config', 'print']),
+    byHand(['config', 'print'], { SVC_HTTP_PORT: '9090' }),
+    byHand(['config', 'print'], { SVC_DATA_DIR: join(tmp, 'elsewhere') }),
+    byHand(['admin', 'status']),
+  ]);
+  t.equal(plain.code, 0, plain.stderr);
+  t.match(plain.stdout, /^data_dir = "\/var\/lib\/svc"$/m, 'the units\' data folder, not ./data');
+  t.match(plain.stdout, /^admin_socket = "\/run\/svc\/admin\.sock"$/m, 'the units\' admin socket');
+  t.match(plain.stdout, /^http_port = 8080$/m, 'the site file\'s value');
+  t.match(plain.stdout, /^log_level = "warn"$/m);
+  t.match(plain.stdout, new RegExp(`^# read from ${join(prefix, 'layout.env')}, then ${siteFile}, then the environment`), 'says where it read them');
+  t.match(shellWins.stdout, /^http_port = 9090$/m, 'the shell\'s own setting wins');
+  t.match(shellWins.stdout, /^data_dir = "\/var\/lib\/svc"$/m);
+  t.match(named.stdout, new RegExp(`^data_dir = "${join(tmp, 'elsewhere')}"$`, 'm'), 'SVC_DATA_DIR in the shell: the layout is not read');
+  t.match(named.stdout, /^http_port = 3000$/m, 'nor the site file');
+  t.notMatch(named.stdout, /^# read from/m);
+  t.equal(status.code, 1);
+  t.match(status.stderr, /^svc: no svc is listening on \/run\/svc\/admin\.sock/, 'svc admin looks for the units\' socket');
+
+  writeFileSync(siteFile, 'SVC_HTTP_PORTT=1\n');
+  const typo = await byHand(['config', 'print']);
+  t.equal(typo.code, 1, 'a bad site file stops svc by hand as it stops the units');
+  t.match(typo.stderr, /^config: SVC_HTTP_PORTT: unknown setting/);
+});
+
+t.test('svc admin by hand finds a running installed svc through the site file', async (t) => {
+  const siteFile = join(etcDir, 'svc.env');
+  const kept = readFileSync(siteFile, 'utf8');
+  t.teardown(() => writeFileSync(siteFile, kept));
+  const dataDir = join(tmp, 'var-lib-svc');
+  const socket = join(tmp, 'run-svc-admin.sock');
+  // Site values win over the units' lines, as under systemd: a folder and socket of the test's
+  // own, and a private Redis instead of svc-redis.service.
+  writeFileSync(siteFile, [`SVC_DATA_DIR=${dataDir}`, `SVC_ADMIN_SOCKET=${socket}`, 'SVC_REDIS_URL=', 'SVC_HTTP_PORT=0', 'SVC_SMTP_PORT=0',
+    'SVC_SMTP_HOST=127.0.0.1', 'SVC_MAIL_HOSTNAME=mx.installed-test.net', 'SVC_LOG_LEVEL=warn', ''].join('\n'));
+  const proc = spawn(join(prefix, 'bin/svc'), ['start', '--role', 'api'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, stdio: ['ignore', 'ignore', 'pipe'] });
+  t.teardown(() => { if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL'); });
+  let stderr = '';
+  proc.stderr!.on('data', (c: Buffer) => { stderr += c.toString(); });
+  await waitFor('the installed svc to open its admin socket', async () => {
+    if (proc.exitCode !== null) throw new Error(`svc exited: ${stderr}`);
+    return existsSync(socket) ? true : undefined;
+  }, 60_000);
+  const status = await execFileAsync(join(prefix, 'bin/svc'), ['admin', 'status'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+  const body = JSON.parse(status.stdout) as { pid: number; data_dir: string; roles: string[] };
+  t.equal(body.pid, proc.pid, 'answered by the running svc, found with no setting given');
+  t.equal(body.data_dir, dataDir);
+  proc.kill('SIGTERM');
+  await exitWithin('the installed svc to stop', proc, 30_000);
+  t.equal(proc.exitCode, 0, stderr);
 });
 
 t.test('a path systemd would misread is refused', async (t) => {

@@ -8,8 +8,23 @@ export interface AdminStatus {
   env: string;
   pid: number;
   uptime_s: number;
+  /** The roles of the process answering. */
   roles: string[];
   data_dir: string;
+  /** Every svc process running on this data folder, this one included. */
+  processes: AdminProcess[];
+}
+
+/** One svc process of the appliance (under systemd, one unit). */
+export interface AdminProcess {
+  pid: number;
+  roles: string[];
+  /** The sending regions its outbound role serves. */
+  regions: string[];
+  version: string;
+  started_at: string;
+  private_redis: boolean;
+  this_process: boolean;
 }
 
 /**

@@ -5,6 +5,7 @@ import { contextOf } from '../context.js';
 import { make } from '../errors.js';
 import type { Match } from '../operations.js';
 import { sendError } from './send-error.js';
+import { setRateHeaders } from './rate-headers.js';
 
 /**
  * Before any body is read: which operation is this (404/405 otherwise), does it carry a
@@ -13,6 +14,7 @@ import { sendError } from './send-error.js';
 export function guard(deps: ApiDeps, match: (method: string, path: string) => Match): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     const found = match(req.method, req.path);
+    if (found.kind !== 'operation') await showTeamBucket(deps, req, res);
     if (found.kind === 'unknown') return sendError(res, make(404, 'not_found', 'The requested endpoint does not exist.'));
     if (found.kind === 'wrong_method') {
       res.setHeader('allow', found.allowed.join(', '));
@@ -33,6 +35,17 @@ export function guard(deps: ApiDeps, match: (method: string, path: string) => Ma
   };
 }
 
+/**
+ * The spec puts the rate headers on every response, a 404 for an unknown route included. Such a
+ * request spends nothing, but when its key is good the headers show that team's bucket as it is
+ * (a look that takes no token), not the full one every uncharged answer shows.
+ */
+async function showTeamBucket(deps: ApiDeps, req: Request, res: Response): Promise<void> {
+  if (!req.get('authorization')) return;
+  const principal = await deps.authenticate(req.get('authorization'), 'sending_access', null).catch(() => undefined);
+  if (principal) setRateHeaders(res, await deps.rateLimit(principal.teamId, 0));
+}
+
 function requireUserAgent(req: Request): void {
   if (!req.get('user-agent')) {
     throw new ServiceError(403, 'validation_error', 'Missing `User-Agent` header.', { code: 1010 });
@@ -41,9 +54,7 @@ function requireUserAgent(req: Request): void {
 
 async function spendToken(deps: ApiDeps, res: Response, teamId: string, cost: number): Promise<void> {
   const decision = await deps.rateLimit(teamId, cost);
-  res.setHeader('ratelimit-limit', String(decision.limit));
-  res.setHeader('ratelimit-remaining', String(decision.remaining));
-  res.setHeader('ratelimit-reset', String(decision.resetSeconds));
+  setRateHeaders(res, decision);
   if (!decision.allowed) {
     throw new ServiceError(429, 'rate_limit_exceeded', `Too many requests. You can only make ${decision.limit} requests per second. Retry after ${decision.retryAfterSeconds} s.`, {
       headers: { 'retry-after': String(decision.retryAfterSeconds) },

@@ -2,6 +2,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { clientBucket, type RateLimiter } from '../../core/rate-limit.js';
 import { make } from '../errors.js';
 import { sendError } from './send-error.js';
+import { setRateHeaders } from './rate-headers.js';
 
 /**
  * The token bucket of the public routes (signed downloads, share pages, and every public route
@@ -12,10 +13,9 @@ import { sendError } from './send-error.js';
 export function publicRateLimit(take: RateLimiter): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     const decision = await take(clientBucket(req.ip ?? req.socket.remoteAddress));
+    // Every answer carries the bucket it spent from (the spec's headers on every response).
+    setRateHeaders(res, decision);
     if (decision.allowed) return next();
-    res.setHeader('ratelimit-limit', String(decision.limit));
-    res.setHeader('ratelimit-remaining', String(decision.remaining));
-    res.setHeader('ratelimit-reset', String(decision.resetSeconds));
     sendError(res, make(429, 'rate_limit_exceeded', `Too many requests from this address. Retry after ${decision.retryAfterSeconds} s.`, {}, {
       'retry-after': String(decision.retryAfterSeconds),
     }));

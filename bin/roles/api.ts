@@ -4,6 +4,8 @@ import { adminSocketPath } from '../../config/paths.js';
 import { httpApp } from '../../api/app.js';
 import { adminRouter } from '../../api/admin/router.js';
 import { listenSocket, listenTcp, type Listening } from '../../api/server.js';
+import { lockHolders, type LockHolder } from '../../storage/files/index.js';
+import type { AdminProcess } from '../../api/admin/router.js';
 import type { Services } from '../services.js';
 
 export interface ApiRole {
@@ -13,15 +15,19 @@ export interface ApiRole {
   stop(): Promise<void>;
 }
 
-/** The HTTP API on its TCP port, and the same stack plus /admin on the operator socket. */
-export async function startApiRole(services: Services, config: Config, logger: PinoLogger): Promise<ApiRole> {
+/**
+ * The HTTP API on its TCP port, and the same stack plus /admin on the operator socket. `roles`:
+ * every role this process runs, for the status.
+ */
+export async function startApiRole(services: Services, config: Config, logger: PinoLogger, roles: readonly string[] = ['api']): Promise<ApiRole> {
   const startedAt = Date.now();
   const http = await listenTcp(httpApp(services.api), config.http_host, config.http_port);
   services.linkBase.listening(http.port!);
   const adminApp = httpApp(services.api, {
     admin: adminRouter(services.api, () => ({
       version: services.api.version, env: services.api.env, pid: process.pid,
-      uptime_s: Math.round((Date.now() - startedAt) / 1000), roles: ['api'], data_dir: config.data_dir,
+      uptime_s: Math.round((Date.now() - startedAt) / 1000), roles: [...roles], data_dir: config.data_dir,
+      processes: processesOf(lockHolders(config.data_dir)),
     })),
   });
   const admin = await listenSocket(adminApp, adminSocketPath(config));
@@ -33,6 +39,23 @@ export async function startApiRole(services: Services, config: Config, logger: P
       await Promise.all([http.close(), admin.close()]);
     },
   };
+}
+
+/**
+ * Every svc process on this data folder, from the locks each holds while it runs (one per role,
+ * outbound region and private Redis; a lock whose process is gone is not listed): under systemd,
+ * each unit's process.
+ */
+function processesOf(holders: readonly LockHolder[]): AdminProcess[] {
+  const byProcess = new Map<string, AdminProcess>();
+  for (const h of holders) {
+    if (byProcess.has(h.token)) continue;
+    byProcess.set(h.token, {
+      pid: h.pid, roles: h.roles, regions: h.regions, version: h.version, started_at: h.started_at,
+      private_redis: holders.some((o) => o.token === h.token && o.name === 'redis'), this_process: h.pid === process.pid,
+    });
+  }
+  return [...byProcess.values()].sort((a, b) => a.started_at.localeCompare(b.started_at));
 }
 
 /** Said once at start rather than only in each refused request (503). */

@@ -1,8 +1,9 @@
 // storage/files: Files under the data folder: the spool of raw messages, backups, the secret box, disk-full
-// detection, and owner-only file creation.
+// detection, owner-only file creation, and the locks that keep two copies of a role off one folder.
 // Other rooms import this kind from here alone.
 export * from './backup.js';
 export * from './disk-full.js';
+export * from './folder-lock.js';
 export * from './private-files.js';
 export * from './secret-box.js';
 export * from './spool-sweep.js';

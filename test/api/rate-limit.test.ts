@@ -138,7 +138,8 @@ t.test('two keys of one team spend from one bucket; unauthenticated routes spend
   const second = await call(slow.baseUrl, 'GET', '/api-keys?limit=1', { token: otherSecond.token });
   const elapsed = (performance.now() - started) / 1000;
   t.same(health.map((r) => r.status), Array(10).fill(200));
-  t.same(health.map((r) => r.headers.get('ratelimit-remaining')), Array(10).fill(null), 'an unauthenticated route carries no rate headers');
+  t.same(health.map((r) => [r.headers.get('ratelimit-limit'), r.headers.get('ratelimit-remaining'), r.headers.get('ratelimit-reset')]), Array(10).fill(['10', '10', '0']),
+    'an unauthenticated route carries the rate headers of a bucket it did not touch');
   t.same([first, ...more, second].map((r) => r.status), Array(6).fill(200), 'the second key is not refused');
   t.equal(first.headers.get('ratelimit-remaining'), '9', 'a full bucket less one');
   // Five takes by the first key, ten unauthenticated calls, then the second key's take: a shared
@@ -169,4 +170,37 @@ t.test('after waiting ~1.1 s the team succeeds again with a full bucket', async 
   for (const [i, r] of results.entries()) checkHeaders(t, r, `refilled #${i}`);
   const remaining = results.map((r) => Number(r.headers.get('ratelimit-remaining'))).sort((a, b) => b - a);
   t.equal(remaining[0], 9);
+});
+
+t.test('every response carries the rate headers: unknown routes, refusals before a key is read, documents', async (t) => {
+  const cases: [string, () => Promise<CallResult>, number][] = [
+    ['404 unknown route', () => call(base, 'GET', '/no-such-route'), 404],
+    ['404 unknown route under /api/v1', () => call(base, 'GET', '/api/v1/no-such-route'), 404],
+    ['404 unknown route with a bad key', () => call(base, 'GET', '/no-such-route', { token: 'svc_not-a-key' }), 404],
+    ['405 wrong method', () => call(base, 'PUT', '/api-keys'), 405],
+    ['401 no key', () => call(base, 'GET', '/api-keys'), 401],
+    ['401 a bad key', () => call(base, 'GET', '/api-keys', { token: 'svc_not-a-key' }), 401],
+    ['403 no User-Agent', () => call(base, 'GET', '/api-keys', { token: teamB.token, noUserAgent: true }), 403],
+    ['200 health', () => call(base, 'GET', '/health'), 200],
+    ['200 the OpenAPI document', () => call(base, 'GET', '/openapi.json'), 200],
+  ];
+  for (const [label, request, status] of cases) {
+    const r = await request();
+    t.equal(r.status, status, label);
+    checkHeaders(t, r, label);
+  }
+});
+
+t.test('a 404 with a good key shows its team\'s bucket and spends nothing from it', async (t) => {
+  const team = await slow.newTeam('Lost');
+  for (let i = 0; i < 6; i++) t.equal((await call(slow.baseUrl, 'GET', '/api-keys?limit=1', { token: team.token })).status, 200);
+  const lost = [];
+  for (let i = 0; i < 5; i++) lost.push(await call(slow.baseUrl, 'GET', '/no-such-route', { token: team.token }));
+  t.same(lost.map((r) => r.status), Array(5).fill(404));
+  for (const [i, r] of lost.entries()) checkHeaders(t, r, `404 #${i}`, 1);
+  const remaining = lost.map((r) => Number(r.headers.get('ratelimit-remaining')));
+  t.ok(remaining[0]! < 10, `the team's bucket, six tokens spent (${remaining[0]} left), not a full one`);
+  t.same([...remaining].sort((a, b) => a - b), remaining, `the 404s took nothing: never fewer left than before (${remaining.join(', ')})`);
+  const after = await call(slow.baseUrl, 'GET', '/api-keys?limit=1', { token: team.token });
+  t.ok(Number(after.headers.get('ratelimit-remaining')) >= remaining.at(-1)! - 1, 'the next real request spends one from where the 404s left it');
 });

@@ -108,7 +108,7 @@ t.test('revoke by id, the whole token, again (idempotent); refusals name the pro
   t.match(unknown.stdout, /^error: not_found: API key not found$/m);
   t.equal(short.code, 1, 'a prefix shorter than the public id names nothing');
   t.match(short.stdout, /^error: validation_error: .*first 20 characters/m);
-  t.equal(missing.code, 2);
-  t.match(missing.stdout, /usage: svc admin key revoke/);
+  t.equal(missing.code, 2, 'a usage error');
+  t.match(missing.stderr, /^svc admin key revoke: KEY_ID\|TOKEN is needed/);
   t.equal((await call(app.baseUrl, 'GET', '/api-keys', { token: second.token })).status, 200, 'no refused call revoked anything');
 });

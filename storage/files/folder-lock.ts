@@ -1,0 +1,164 @@
+import { randomUUID } from 'node:crypto';
+import { linkSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { makePrivateDir, PRIVATE_FILE_MODE } from './private-files.js';
+
+// Locks on the data folder: one file per lock under <data_dir>/locks/, naming the process that
+// holds it. A lock is a name — a role (`api`), one outbound region (`outbound-us-east-1`), the
+// private Redis (`redis`) — so the systemd units, which run the roles as separate processes on one
+// folder, each hold their own, while a second copy of any of them is refused.
+//
+// Why a PID file and not flock(2): node's fs has no flock, and no package that binds it is
+// installed (a native addon the carried runtime would have to build). So the file is created
+// whole and exclusively — written aside, then link(2)ed into place, which fails with EEXIST as
+// open(O_CREAT|O_EXCL) does and never shows a half-written file — and a lock whose process is gone
+// is taken over. "Gone" is checked by pid and by the process's start time in /proc, so a pid the
+// kernel gave to another process since (after kill -9, or a reboot) does not keep the lock.
+
+/** What a lock file says about the process holding it. */
+export interface LockHolder {
+  name: string;
+  pid: number;
+  /** Start time of the process in clock ticks since boot (field 22 of /proc/<pid>/stat); null where /proc is not readable. */
+  start_ticks: number | null;
+  started_at: string;
+  /** Every role the holding process runs, and the regions its outbound role serves. */
+  roles: string[];
+  regions: string[];
+  version: string;
+  /** Tells this process's lock from another's with the same pid (two appliances in one test process). */
+  token: string;
+}
+
+export interface LockOwner {
+  roles: readonly string[];
+  regions: readonly string[];
+  version: string;
+}
+
+/** Another live process holds one of the locks asked for. */
+export class FolderInUseError extends Error {
+  constructor(readonly dataDir: string, readonly holder: LockHolder) {
+    super(`${dataDir} is in use: pid ${holder.pid} holds its ${holder.name} lock`);
+  }
+}
+
+export interface FolderLock {
+  release(): void;
+}
+
+const lockDir = (dataDir: string) => join(dataDir, 'locks');
+const lockPath = (dataDir: string, name: string) => join(lockDir(dataDir), `${name}.lock`);
+
+/** Takes every named lock, or none: the first one held by a live process throws FolderInUseError. */
+export function lockDataFolder(dataDir: string, names: readonly string[], owner: LockOwner): FolderLock {
+  makePrivateDir(lockDir(dataDir));
+  const mine = {
+    pid: process.pid, start_ticks: startTicks(process.pid), started_at: new Date().toISOString(),
+    roles: [...owner.roles], regions: [...owner.regions], version: owner.version, token: randomUUID(),
+  };
+  const taken: string[] = [];
+  const release = () => {
+    for (const name of taken.splice(0)) releaseOne(lockPath(dataDir, name), mine.token);
+  };
+  try {
+    for (const name of [...new Set(names)]) {
+      takeOne(dataDir, { name, ...mine });
+      taken.push(name);
+    }
+  } catch (err) {
+    release();
+    throw err;
+  }
+  return { release };
+}
+
+/** The live holders of the folder's locks (each process may hold several), by lock name. */
+export function lockHolders(dataDir: string): LockHolder[] {
+  let files: string[];
+  try {
+    files = readdirSync(lockDir(dataDir)).filter((f) => f.endsWith('.lock'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  return files.sort().map((f) => readHolder(join(lockDir(dataDir), f))).filter((h): h is LockHolder => h !== undefined && isAlive(h));
+}
+
+function takeOne(dataDir: string, holder: LockHolder): void {
+  const path = lockPath(dataDir, holder.name);
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const aside = `${path}.${process.pid}.${randomUUID()}.tmp`;
+    writeFileSync(aside, `${JSON.stringify(holder)}\n`, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
+    try {
+      linkSync(aside, path);
+      return;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    } finally {
+      unlinkSync(aside);
+    }
+    const current = readHolder(path);
+    if (current && isAlive(current)) throw new FolderInUseError(dataDir, current);
+    removeStale(path, current);
+  }
+  throw new Error(`could not take ${path}: other processes keep racing for it`);
+}
+
+/**
+ * Moves the stale file aside before deleting it, so that two processes taking over the same stale
+ * lock at once cannot delete the one the faster of them just made: the slower one finds a live
+ * holder's file aside and links it back.
+ */
+function removeStale(path: string, seen: LockHolder | undefined): void {
+  const aside = `${path}.${process.pid}.${randomUUID()}.stale`;
+  try {
+    renameSync(path, aside);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw err;
+  }
+  const moved = readHolder(aside);
+  if (moved && moved.token !== seen?.token && isAlive(moved)) {
+    try { linkSync(aside, path); } catch { /* a third process took the place meanwhile */ }
+  }
+  unlinkSync(aside);
+}
+
+function releaseOne(path: string, token: string): void {
+  if (readHolder(path)?.token !== token) return;
+  try { unlinkSync(path); } catch { /* already gone */ }
+}
+
+/** The holder a lock file names; undefined when it is gone or unreadable (a file from a crash mid-write is never linked in). */
+function readHolder(path: string): LockHolder | undefined {
+  try {
+    const parsed = JSON.parse(readFileSync(path, 'utf8')) as LockHolder;
+    return Number.isSafeInteger(parsed.pid) && parsed.pid > 0 ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function isAlive(holder: LockHolder): boolean {
+  try {
+    process.kill(holder.pid, 0);
+  } catch (err) {
+    // EPERM: the pid exists but belongs to someone else; the start time below decides.
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+  }
+  const ticks = startTicks(holder.pid);
+  return ticks === null || holder.start_ticks === null || ticks === holder.start_ticks;
+}
+
+/** Field 22 of /proc/<pid>/stat (after the command name, which may hold spaces and parentheses). */
+function startTicks(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[19]);
+    return Number.isSafeInteger(ticks) ? ticks : null;
+  } catch {
+    return null;
+  }
+}
