@@ -32,6 +32,7 @@ import { cloudflareClient } from '../net/cloudflare.js';
 import { metricsRollup, metricsService, rollupWork, type MetricsRollup } from '../core/metrics/index.js';
 import { durableWorker, type DurableWorker } from '../core/work/index.js';
 import { backupService } from '../core/backup.js';
+import type { OpsMetrics } from '../core/ops-metrics.js';
 
 export interface ServicesInput {
   config: Config;
@@ -45,6 +46,8 @@ export interface ServicesInput {
   resolver: DnsResolver;
   secretBox: SecretBox;
   hostname: string;
+  /** Where counters for the operator's /metrics go (bin/ops-metrics.ts). */
+  metrics: OpsMetrics;
 }
 
 export interface Services {
@@ -76,6 +79,8 @@ export interface Services {
   work: DurableWorker;
   /** The receiving side: the API service and what the inbound listener uses. */
   receiving: Receiving;
+  /** Counters for the operator's /metrics, handed to the listeners and queues. */
+  metrics: OpsMetrics;
 }
 
 /** Every repo and core service, built once from the open stores: one factory per area, composed here. */
@@ -109,7 +114,7 @@ export function applianceServices(input: ServicesInput): Services {
   const api: ApiDeps = { ...contractParts(input, repos.apiKeys, logWriter), ...areas };
   return {
     areas, api, logWriter, database, redis, repos, clock, logger, resolver: input.resolver, secretBox: input.secretBox, regions,
-    webhookDispatcher, sending, domains, deliveryResolver, linkBase: links, receiving, metricsRollup: rollup, work,
+    webhookDispatcher, sending, domains, deliveryResolver, linkBase: links, receiving, metricsRollup: rollup, work, metrics: input.metrics,
   };
 }
 
@@ -178,5 +183,6 @@ function webhookDispatcherOf(input: ServicesInput): WebhookDispatcher {
     db: input.database.db, clock: input.clock, secretBox: input.secretBox, logger: input.logger,
     sender: webhookSender({ resolver: input.resolver, allowPrivate: config.webhooks_allow_private, timeoutMs: config.webhooks_timeout_ms }),
     options: { concurrencyPerEndpoint: config.webhooks_endpoint_concurrency, timeoutMs: config.webhooks_timeout_ms },
+    metrics: input.metrics,
   });
 }
