@@ -73,7 +73,7 @@ async function startOpening(options: StartOptions, opened: (() => unknown)[]): P
   });
   opened.push(() => database.close());
   const probes = await readinessProbes(config, database, redis);
-  const ops = opsRegistry({ role: roleLabel(options.roles, roles), domainLabels: config.ops_metrics_domain_labels, logger });
+  const ops = opsRegistry({ role: roleLabel(options.roles, roles, config.outbound_regions), domainLabels: config.ops_metrics_domain_labels, logger });
   const services = applianceServices({
     config, database, redis, logger, probes, version: options.version, clock: options.clock ?? systemClock,
     resolver: buildResolver(config),
@@ -85,8 +85,9 @@ async function startOpening(options: StartOptions, opened: (() => unknown)[]): P
   opened.push(() => services.webhookDispatcher.stop());
   const serving = options.roles.includes('api');
   if (serving) ops.watchDatabase(database, services.clock);
+  const exposition = opsExposition(ops, redis, logger);
   for (const role of options.roles) {
-    const started = await startRole(role, services, options, opsExposition(ops, redis, logger));
+    const started = await startRole(role, services, options, exposition);
     watchRole(ops, started);
     running.push(started);
     opened.push(() => started.stop());

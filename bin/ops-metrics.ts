@@ -28,9 +28,14 @@ const LATENCY_BUCKETS = [1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 12 * 3600, 24 *
 const ATTEMPT_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120];
 const SHORT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30];
 
-/** The `role` label: the roles a process runs, `all` for all four. */
-export function roleLabel(roles: readonly string[], allRoles: readonly string[]): string {
-  return allRoles.every((r) => roles.includes(r)) ? 'all' : [...roles].sort().join('+');
+/**
+ * The `role` label: the roles a process runs, `all` for all four, and the regions of an outbound
+ * process that serves only some (`outbound@eu-west-1`), so that two outbound processes never share
+ * a label set and their figures are never added together.
+ */
+export function roleLabel(roles: readonly string[], allRoles: readonly string[], outboundRegions: readonly string[]): string {
+  const named = roles.map((r) => (r === 'outbound' && outboundRegions.length > 0 ? `outbound@${[...outboundRegions].sort().join(',')}` : r));
+  return allRoles.every((r) => roles.includes(r)) && outboundRegions.length === 0 ? 'all' : named.sort().join('+');
 }
 
 export function opsRegistry(options: { role: string; domainLabels: number; logger: Logger }): OpsRegistry {

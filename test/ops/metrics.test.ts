@@ -1,5 +1,7 @@
 import { readFileSync } from 'node:fs';
 import t from 'tap';
+import { roleLabel } from '../../bin/ops-metrics.js';
+import { roles } from '../../bin/role-names.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { waitFor } from '../helpers/deadline.js';
 import { mailZone, mutableClock } from '../helpers/email-fixtures.js';
@@ -144,4 +146,12 @@ t.test('the dashboard in docs/ only asks for metrics the scrape has', async (t) 
     const base = name.replace(/_(bucket|count|sum)$/, '');
     t.ok(typeOf(text, base), `${name} is exposed`);
   }
+});
+
+t.test('the role label names the process: all, a set of roles, an outbound process\'s regions', async (t) => {
+  t.equal(roleLabel(roles, roles, []), 'all');
+  t.equal(roleLabel(['jobs', 'api'], roles, []), 'api+jobs');
+  t.equal(roleLabel(['outbound'], roles, ['us-east-1']), 'outbound@us-east-1');
+  t.equal(roleLabel(['outbound'], roles, ['eu-west-1', 'ap-northeast-1']), 'outbound@ap-northeast-1,eu-west-1', 'two outbound processes never share a label');
+  t.equal(roleLabel(roles, roles, ['us-east-1']), 'api+inbound+jobs+outbound@us-east-1');
 });
