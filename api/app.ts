@@ -10,6 +10,7 @@ import { setRateHeaders } from './middleware/rate-headers.js';
 import { requestLog } from './middleware/request-log.js';
 import { publicRateLimit } from './middleware/public-rate-limit.js';
 import { errorHandler } from './middleware/error-handler.js';
+import { metricsHandler, type MetricsExposition } from './metrics.js';
 import { jsonBody as boundedJsonBody } from './middleware/json-body.js';
 import { operationRoutes } from './route-table.js';
 import { receivedDownloads } from './public/received-downloads.js';
@@ -21,6 +22,8 @@ const openapiDocument = publishedDocument(generatedDocument);
 export interface AppOptions {
   /** Extra routes mounted at /admin: only the admin socket's app gets them. */
   admin?: Router;
+  /** The operator's GET /metrics (./metrics.ts): only the admin socket's app serves it. */
+  metrics?: MetricsExposition;
 }
 
 /** The HTTP stack: every route gets the contract layer (404/405, User-Agent, auth, rate limit, log). */
@@ -32,6 +35,7 @@ export function httpApp(deps: ApiDeps, options: AppOptions = {}): Express {
   app.set('trust proxy', deps.trustProxy);
   app.use(requestContext);
   if (options.admin) app.use('/admin', options.admin);
+  if (options.metrics) app.get('/metrics', metricsHandler(options.metrics));
   const router = publicRouter(deps);
   app.use('/api/v1', router);
   app.use(router);

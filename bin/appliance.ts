@@ -20,6 +20,11 @@ import { startJobsRole } from './roles/jobs.js';
 import { servedRegions, startOutboundRole } from './roles/outbound.js';
 import { startInboundRole } from './roles/inbound.js';
 import { reportHandler } from '../mta/inbound/reports.js';
+import type { MetricsExposition } from '../api/metrics.js';
+import type { InboundRole } from './roles/inbound.js';
+import type { OutboundRole } from './roles/outbound.js';
+import { opsRegistry, roleLabel, type OpsRegistry } from './ops-metrics.js';
+import { opsExposition, shareOpsMetrics } from './ops-exposition.js';
 
 import { roles, type Role } from './role-names.js';
 
@@ -76,19 +81,27 @@ async function startOpening(options: StartOptions, opened: (() => unknown)[]): P
   });
   opened.push(() => database.close());
   const probes = await readinessProbes(config, database, redis);
+  const ops = opsRegistry({ role: roleLabel(options.roles, roles, config.outbound_regions), domainLabels: config.ops_metrics_domain_labels, logger });
   const services = applianceServices({
     config, database, redis, logger, probes, version: options.version, clock: options.clock ?? systemClock,
     resolver: buildResolver(config),
     secretBox: openSecretBox(config.secret_key_file || join(config.data_dir, 'secret.key')),
     hostname: mailHostname,
+    metrics: ops.port,
   });
   const running: RunningRole[] = [];
   opened.push(() => services.webhookDispatcher.stop());
+  const serving = options.roles.includes('api');
+  if (serving) ops.watchDatabase(database, services.clock);
+  const exposition = opsExposition(ops, redis, logger);
   for (const role of options.roles) {
-    const started = await startRole(role, services, options, mailHostname);
+    const started = await startRole(role, services, options, mailHostname, exposition);
+    watchRole(ops, started);
     running.push(started);
     opened.push(() => started.stop());
   }
+  const sharing = serving ? undefined : shareOpsMetrics(ops, redis, logger);
+  if (sharing) opened.push(() => sharing.stop());
   logger.info({ roles: options.roles, dataDir: config.data_dir, redis: privateRedis ? 'private' : 'url', database: database.kind }, 'svc started');
   return {
     services,
@@ -97,6 +110,7 @@ async function startOpening(options: StartOptions, opened: (() => unknown)[]): P
       // All at once: every listener stops taking connections at the same moment (the API must not
       // keep accepting while another role drains), and the drains share one stop budget.
       await Promise.all(running.map((role) => role.stop()));
+      await sharing?.stop();
       await services.webhookDispatcher.stop();
       await services.logWriter.flush();
       redis.disconnect();
@@ -108,10 +122,10 @@ async function startOpening(options: StartOptions, opened: (() => unknown)[]): P
   };
 }
 
-async function startRole(role: Role, services: Services, options: StartOptions, mailHostname: string): Promise<RunningRole> {
+async function startRole(role: Role, services: Services, options: StartOptions, mailHostname: string, metrics: MetricsExposition): Promise<RunningRole> {
   switch (role) {
     case 'api':
-      return startApiRole(services, options.config, options.logger, options.roles);
+      return startApiRole(services, options.config, options.logger, metrics, options.roles);
     case 'jobs':
       return startJobsRole(services, options.config);
     case 'inbound':
@@ -157,6 +171,12 @@ function inUse(dataDir: string, holder: LockHolder): string {
   }
   const what = holder.name.startsWith('outbound-') ? `the outbound role for ${holder.name.slice('outbound-'.length)}` : `the ${holder.name} role`;
   return `data folder ${dataDir} is in use: ${who} already runs ${what} there; stop it first`;
+}
+
+/** The listeners' own figures, read at scrape time. */
+function watchRole(ops: OpsRegistry, role: RunningRole): void {
+  if (role.name === 'inbound') ops.watchInbound((role as InboundRole).smtp);
+  if (role.name === 'outbound') ops.watchOutbound((role as OutboundRole).queues);
 }
 
 function buildResolver(config: Config) {

@@ -1,3 +1,4 @@
+import { domainToASCII } from 'node:url';
 import { join } from 'node:path';
 import type { Config } from '../config/schema.js';
 import type { Database } from '../storage/sql/index.js';
@@ -16,6 +17,8 @@ import { receivingService, type ReceivingService } from '../core/receiving/index
 import { clamdScanner, parseClamdTarget } from '../scanner/clamd.js';
 import type { FailMode } from '../scanner/policy.js';
 import { noScanner, type Scanner } from '../scanner/verdict.js';
+import { regionNames } from '../config/regions.js';
+import { regionDirectory } from '../core/regions.js';
 
 export interface ReceivingInput {
   config: Config;
@@ -60,6 +63,7 @@ export function receivingArea(input: ReceivingInput): Receiving {
       returnPaths: input.returnPaths,
       mailboxes: catchAll,
       feedbackAddress: (config.feedback_address || `feedback@${input.hostname}`).toLowerCase(),
+      ownHosts: ownHostNames(input.hostname, config),
     },
     ingest: {
       db: database.db, logger, commits: groupCommit(database.db, { windowMs: 2, maxBatch: 200 }),
@@ -72,4 +76,14 @@ export function receivingArea(input: ReceivingInput): Receiving {
       sink: emailFeedbackSink({ db: database.db, clock, recorder: input.recorder }),
     },
   };
+}
+
+/** The appliance's own mail host names: mail_hostname and every region's inbound, MAIL FROM and EHLO names. */
+function ownHostNames(hostname: string, config: Config): Set<string> {
+  const regions = regionDirectory(hostname, config.regions);
+  const names = [hostname, ...regionNames.flatMap((name) => {
+    const region = regions(name);
+    return [region.inboundHost, region.mailFromHost, region.ehloName];
+  })];
+  return new Set(names.map((name) => domainToASCII(name.trim().toLowerCase().replace(/\.$/, ''))).filter(Boolean));
 }

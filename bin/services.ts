@@ -34,6 +34,7 @@ import { durableWorker, type DurableWorker } from '../core/work/index.js';
 import { backupService } from '../core/backup.js';
 import { consentHasher, contactPropertiesService, contactsService, fixedContactLimit } from '../core/contacts/index.js';
 import { topicsService } from '../core/topics/index.js';
+import type { OpsMetrics } from '../core/ops-metrics.js';
 
 export interface ServicesInput {
   config: Config;
@@ -47,6 +48,8 @@ export interface ServicesInput {
   resolver: DnsResolver;
   secretBox: SecretBox;
   hostname: string;
+  /** Where counters for the operator's /metrics go (bin/ops-metrics.ts). */
+  metrics: OpsMetrics;
 }
 
 export interface Services {
@@ -80,6 +83,8 @@ export interface Services {
   receiving: Receiving;
   /** The operator's plans (config `plans`). */
   plans: PlanCatalog;
+  /** Counters for the operator's /metrics, handed to the listeners and queues. */
+  metrics: OpsMetrics;
 }
 
 /** Every repo and core service, built once from the open stores: one factory per area, composed here. */
@@ -116,7 +121,7 @@ export function applianceServices(input: ServicesInput): Services {
   const api: ApiDeps = { ...contractParts(input, repos.apiKeys, logWriter), ...areas };
   return {
     areas, api, logWriter, database, redis, repos, clock, logger, resolver: input.resolver, secretBox: input.secretBox, regions,
-    webhookDispatcher, sending, domains, deliveryResolver, linkBase: links, receiving, metricsRollup: rollup, work, plans,
+    webhookDispatcher, sending, domains, deliveryResolver, linkBase: links, receiving, metricsRollup: rollup, work, plans, metrics: input.metrics,
   };
 }
 
@@ -201,5 +206,6 @@ function webhookDispatcherOf(input: ServicesInput): WebhookDispatcher {
     db: input.database.db, clock: input.clock, secretBox: input.secretBox, logger: input.logger,
     sender: webhookSender({ resolver: input.resolver, allowPrivate: config.webhooks_allow_private, timeoutMs: config.webhooks_timeout_ms }),
     options: { concurrencyPerEndpoint: config.webhooks_endpoint_concurrency, timeoutMs: config.webhooks_timeout_ms },
+    metrics: input.metrics,
   });
 }

@@ -24,6 +24,9 @@ export const schema = {
   http_body_limit_mb: { type: 'int', default: 50, min: 1, max: 200, doc: 'Largest request body accepted, in MiB.' },
   http_trust_proxy: { type: 'bool', default: false, doc: 'Trust X-Forwarded-For from a reverse proxy in front of the API.' },
   admin_socket: { type: 'string', default: '', doc: 'Path of the operator socket (mode 0600); empty means <data_dir>/admin.sock.' },
+  ops_metrics_port: { type: 'int', default: 0, min: 0, max: 65535, doc: 'TCP port of the operator\'s GET /metrics (the exposition a metrics scraper reads), served by the api role beside the admin socket\'s; 0: off, the admin socket only.' },
+  ops_metrics_host: { type: 'string', default: '127.0.0.1', doc: 'Address the ops_metrics_port listener binds; /metrics has no authentication, so keep it on loopback or a private network.' },
+  ops_metrics_domain_labels: { type: 'int', default: 20, min: 0, max: 1000, doc: 'Destination domains a process gives a label of their own in the delivery metrics (the first ones it delivers to); later ones count under "other", so a scrape stays small.' },
 
   smtp_host: { type: 'string', default: '0.0.0.0', doc: 'Address the inbound SMTP listener binds.' },
   smtp_port: { type: 'int', default: 25, min: 0, max: 65535, doc: 'Port of the inbound SMTP listener.' },

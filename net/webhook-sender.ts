@@ -17,7 +17,7 @@ export interface SendOutcome {
   durationMs: number;
 }
 
-/** The signature headers of one request (wh-id, wh-timestamp, wh-signature), as core signed them. */
+/** The signature headers of one request (`wh-`, `webhook-` and `svix-` id, timestamp, signature), as core signed them. */
 export type SignedHeaders = Readonly<Record<string, string>>;
 
 export interface Sender {

@@ -6,12 +6,15 @@ import { adminRouter } from '../../api/admin/router.js';
 import { listenSocket, listenTcp, type Listening } from '../../api/server.js';
 import { lockHolders, type LockHolder } from '../../storage/files/index.js';
 import type { AdminProcess } from '../../api/admin/router.js';
+import { metricsApp, type MetricsExposition } from '../../api/metrics.js';
 import type { Services } from '../services.js';
 
 export interface ApiRole {
   name: 'api';
   http: Listening;
   admin: Listening;
+  /** The `ops_metrics_port` listener, when one is configured. */
+  metrics?: Listening;
   stop(): Promise<void>;
 }
 
@@ -19,7 +22,7 @@ export interface ApiRole {
  * The HTTP API on its TCP port, and the same stack plus /admin on the operator socket. `roles`:
  * every role this process runs, for the status.
  */
-export async function startApiRole(services: Services, config: Config, logger: PinoLogger, roles: readonly string[] = ['api']): Promise<ApiRole> {
+export async function startApiRole(services: Services, config: Config, logger: PinoLogger, metrics: MetricsExposition, roles: readonly string[] = ['api']): Promise<ApiRole> {
   const startedAt = Date.now();
   const http = await listenTcp(httpApp(services.api), config.http_host, config.http_port);
   services.linkBase.listening(http.port!);
@@ -29,14 +32,16 @@ export async function startApiRole(services: Services, config: Config, logger: P
       uptime_s: Math.round((Date.now() - startedAt) / 1000), roles: [...roles], data_dir: config.data_dir,
       processes: processesOf(lockHolders(config.data_dir)),
     })),
+    metrics,
   });
   const admin = await listenSocket(adminApp, adminSocketPath(config));
-  logger.info({ http: http.address, admin: admin.address }, 'api listening');
+  const metricsListener = config.ops_metrics_port > 0 ? await listenTcp(metricsApp(metrics), config.ops_metrics_host, config.ops_metrics_port) : undefined;
+  logger.info({ http: http.address, admin: admin.address, metrics: metricsListener?.address ?? null }, 'api listening');
   warnWithoutLinkBase(services, logger);
   return {
-    name: 'api', http, admin,
+    name: 'api', http, admin, metrics: metricsListener,
     async stop() {
-      await Promise.all([http.close(), admin.close()]);
+      await Promise.all([http.close(), admin.close(), metricsListener?.close()]);
     },
   };
 }

@@ -48,6 +48,7 @@ export async function startInboundRole(services: Services, config: Config, logge
     resolver: services.resolver,
     clock: services.clock,
     logger,
+    metrics: services.metrics,
   });
   return { name: 'inbound', smtp, stop: () => smtp.close() };
 }

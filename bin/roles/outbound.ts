@@ -46,6 +46,7 @@ export async function startOutboundRole(services: Services, config: Config): Pro
       queue: new RegionQueue(region, {
         db: database.db, clock, logger, recorder, suppressions: suppressionsRepo(database.db), messageFor, route, pool, returnPaths: services.sending.returnPaths,
         simulatorDomain: config.mailbox_simulator_domain.toLowerCase(), pollMs: config.outbound_poll_s * 1000, wake: services.sending.wake,
+        metrics: services.metrics,
       }),
     };
   });

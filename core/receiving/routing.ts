@@ -7,11 +7,18 @@ import type { MailboxPolicy, ReceivingDomain, ReceivingDomains, VerpChecker } fr
 // address is relaying and is refused. Address forms that older MTAs rewrote into a relay (the
 // percent hack, bang paths, source routes) and quoted local parts are refused outright: no real
 // mailbox of a receiving domain needs them, and refusing is simpler than proving them harmless.
+//
+// postmaster (RFC 5321 section 4.5.1) is always accepted: at every receiving domain it is that
+// domain's mail, stored for its team like any address and claimed whatever the mailbox policy;
+// at the appliance's own host names (and the bare `postmaster` the RFC also requires) it is the
+// operator's, and no team holds those names, so it is kept apart from every team's mail (the
+// listener keeps the raw message under the spool's postmaster/ folder and logs a line).
 
 export type RecipientRoute =
   | { kind: 'received'; address: string; domain: ReceivingDomain; claimed: boolean }
   | { kind: 'dsn'; address: string; emailId: string; recipientId: string }
   | { kind: 'arf'; address: string }
+  | { kind: 'postmaster'; address: string }
   | { kind: 'refused'; code: 550 | 553; message: string };
 
 export interface RoutingDeps {
@@ -20,7 +27,11 @@ export interface RoutingDeps {
   mailboxes: MailboxPolicy;
   /** Lower-cased feedback address (ARF reports). */
   feedbackAddress: string;
+  /** The appliance's own host names (lower-case A-labels): postmaster there is the operator's. */
+  ownHosts: ReadonlySet<string>;
 }
+
+const POSTMASTER = 'postmaster';
 
 export const relayDenied: RecipientRoute = { kind: 'refused', code: 550, message: '5.7.1 Relay access denied' };
 
@@ -46,14 +57,23 @@ export function splitAddress(raw: string): { local: string; domain: string } | R
 
 /** Where mail for this address goes, or the SMTP refusal. Lookups may throw: the caller answers 451. */
 export async function routeRecipient(deps: RoutingDeps, raw: string): Promise<RecipientRoute> {
+  if (raw.trim().toLowerCase() === POSTMASTER) return { kind: 'postmaster', address: raw.trim() };
   const parts = splitAddress(raw);
   if ('kind' in parts) return parts;
   const address = `${parts.local}@${parts.domain}`;
   if (address.toLowerCase() === deps.feedbackAddress) return { kind: 'arf', address };
+  if (parts.local.toLowerCase() === POSTMASTER) return routePostmaster(deps, address, parts.domain);
   const verp = await deps.returnPaths(address);
   if (verp?.ok) return { kind: 'dsn', address, emailId: verp.emailId, recipientId: verp.recipientId };
   if (verp) return { kind: 'refused', code: 550, message: `5.7.1 Invalid bounce address tag (${verp.reason})` };
   const domain = await deps.domains.receivingDomain(parts.domain);
   if (!domain) return relayDenied;
   return { kind: 'received', address, domain, claimed: await deps.mailboxes.claims(domain, address) };
+}
+
+/** postmaster@ the appliance's own host is the operator's; at a receiving domain, always claimed. */
+async function routePostmaster(deps: RoutingDeps, address: string, domainName: string): Promise<RecipientRoute> {
+  if (deps.ownHosts.has(domainName)) return { kind: 'postmaster', address };
+  const domain = await deps.domains.receivingDomain(domainName);
+  return domain ? { kind: 'received', address, domain, claimed: true } : relayDenied;
 }

@@ -5,6 +5,7 @@ import { webhooksRepo, type DeliveryPatch, type WebhookAttemptRow, type WebhookD
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
+import type { OpsMetrics } from '../ops-metrics.js';
 import type { AttemptRecorder } from './recorder.js';
 import { decide } from './retry.js';
 import type { Sender, SendOutcome } from './ports.js';
@@ -19,6 +20,7 @@ export interface DeliverDeps {
   /** This process's claim name. */
   owner: string;
   recorder: AttemptRecorder;
+  metrics: OpsMetrics;
 }
 
 /** The body sent for an outbox event: the spec's envelope. Built the same way on every attempt. */
@@ -93,6 +95,7 @@ async function recordAttempt(
     attempt, messageId: message.id, endpointId: endpoint.id, teamId: message.team_id, patch,
     gone: decision.kind === 'failed' && decision.reason === 'gone', claimNext, at: now,
   });
+  deps.metrics.webhookAttempt({ outcome: decision.kind, seconds: outcome.durationMs / 1000 });
   const log = { messageId: message.id, endpointId: endpoint.id, teamId: message.team_id, attempt: attemptsMade, status: outcome.statusCode, ms: outcome.durationMs };
   if (decision.kind === 'succeeded') deps.logger.debug(log, 'webhook delivered');
   else if (decision.kind === 'retry') deps.logger.info({ ...log, error: outcome.error, nextAttemptAt: patch.next_attempt_at }, 'webhook attempt failed; retry scheduled');

@@ -5,6 +5,7 @@ import type { SecretBox } from '../../storage/files/index.js';
 import { webhooksRepo, type WebhookDeliveryRow } from '../../storage/repos/index.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
+import { noOpsMetrics, type OpsMetrics } from '../ops-metrics.js';
 import { deliverClaimed, type DeliverDeps } from './deliver.js';
 import { fanOut } from './fan-out.js';
 import { attemptRecorder } from './recorder.js';
@@ -25,6 +26,8 @@ export interface DispatcherDeps {
   sender: Sender;
   logger: Logger;
   options: DispatcherOptions;
+  /** Counts attempts for the operator's /metrics (none counted when absent). */
+  metrics?: OpsMetrics;
 }
 
 export interface RunSummary {
@@ -56,6 +59,7 @@ export function webhookDispatcher(deps: DispatcherDeps): WebhookDispatcher {
   const leaseMs = deps.options.timeoutMs + 30_000;
   const deliverDeps: DeliverDeps = {
     db: deps.db, clock: deps.clock, secretBox: deps.secretBox, sender: deps.sender, logger: deps.logger, owner, recorder: attemptRecorder(deps.db, owner, leaseMs),
+    metrics: deps.metrics ?? noOpsMetrics,
   };
   const repo = webhooksRepo(deps.db);
   const inFlight = new Map<string, number>();

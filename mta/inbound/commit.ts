@@ -1,6 +1,9 @@
 import type { SMTPServerSession } from 'smtp-server';
 import { planReceived, storeReceived, type IngestDeps, type ReceivedPlan, type ReceivedRoute, type ScanOutcome } from '../../core/receiving/index.js';
-import { receivedRawKey, type Spool } from '../../storage/files/index.js';
+import type { RecipientRoute } from '../../core/receiving/index.js';
+import { newId } from '../../core/ids.js';
+import type { Logger } from '../../core/logger.js';
+import { postmasterRawKey, receivedRawKey, type Spool } from '../../storage/files/index.js';
 import { envelopeFrom, type ReceivedData } from './data.js';
 import type { ReportHandler, ReportRoute } from './server.js';
 
@@ -12,22 +15,55 @@ import type { ReportHandler, ReportRoute } from './server.js';
 // it its names): each record beyond the first gets a hard link before the transaction (no disk
 // wait holds the write lock), a failed commit takes the links back, and the name of a record
 // stored without its raw source goes after the commit. Core only writes rows.
+//
+// Mail for the appliance's own postmaster belongs to no team: its raw file gets a name under the
+// spool's postmaster/ folder (the operator's to read) and one log line says so. It is named before
+// the records commit and the name is taken back when they fail, so a retried message is kept once.
 
 export interface CommitDeps {
   ingest: IngestDeps;
   reports: ReportHandler;
   spool: Spool;
+  logger: Logger;
 }
+
+type PostmasterRoute = Extract<RecipientRoute, { kind: 'postmaster' }>;
 
 export async function commitMessage(deps: CommitDeps, data: ReceivedData, session: SMTPServerSession): Promise<string> {
   const received = data.routes.filter((r): r is ReceivedRoute => r.kind === 'received');
   const reports = data.routes.filter((r): r is ReportRoute => r.kind === 'dsn' || r.kind === 'arf');
+  const postmaster = data.routes.filter((r): r is PostmasterRoute => r.kind === 'postmaster');
   const ids: string[] = [];
-  // Reports first: they never touch the spool, so a failure there leaves no stored record behind
-  // the file the caller then removes.
-  if (reports.length > 0) ids.push(...(await deps.reports(data, reports)));
-  if (received.length > 0) ids.unshift(...(await storeWithNames(deps, data, session, received)));
-  return `2.0.0 Ok: queued as ${ids[0] ?? session.id}`;
+  const kept = postmaster.length > 0 ? await keepForPostmaster(deps.spool, data) : undefined;
+  try {
+    // Reports first: they never touch the spool, so a failure there leaves no stored record behind
+    // the file the caller then removes.
+    if (reports.length > 0) ids.push(...(await deps.reports(data, reports)));
+    if (received.length > 0) ids.unshift(...(await storeWithNames(deps, data, session, received)));
+  } catch (err) {
+    if (kept?.key) await deps.spool.remove(kept.key).catch(() => undefined);
+    throw err;
+  }
+  if (kept) logPostmaster(deps.logger, data, session, postmaster, kept);
+  return `2.0.0 Ok: queued as ${ids[0] ?? kept?.id ?? session.id}`;
+}
+
+/** Gives the raw file its postmaster/ name (none for a virus: accepted, not kept). */
+async function keepForPostmaster(spool: Spool, data: ReceivedData): Promise<{ id: string; key: string | null }> {
+  const id = newId();
+  if (data.decision.action === 'drop_virus') return { id, key: null };
+  const key = postmasterRawKey(id, data.receivedAt);
+  await spool.link(data.spoolKey, key);
+  return { id, key };
+}
+
+function logPostmaster(logger: Logger, data: ReceivedData, session: SMTPServerSession, routes: PostmasterRoute[], kept: { id: string; key: string | null }): void {
+  const fields = {
+    session: session.id, id: kept.id, rcpt: routes.map((r) => r.address), from: envelopeFrom(session), ip: session.remoteAddress,
+    size: data.raw.length, spoolKey: kept.key,
+  };
+  if (kept.key) logger.info(fields, 'postmaster mail kept for the operator');
+  else logger.warn({ ...fields, signature: data.decision.action === 'drop_virus' ? data.decision.signature : null }, 'postmaster mail dropped: virus');
 }
 
 async function storeWithNames(deps: CommitDeps, data: ReceivedData, session: SMTPServerSession, routes: ReceivedRoute[]): Promise<string[]> {

@@ -2,6 +2,7 @@ import { PassThrough, pipeline } from 'node:stream';
 import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
+import type { OpsMetrics } from '../../core/ops-metrics.js';
 import type { RecipientRoute } from '../../core/receiving/index.js';
 import type { DnsResolver } from '../../dns/resolver.js';
 import { decideScan, type FailMode, type ScanDecision } from '../../scanner/policy.js';
@@ -44,6 +45,7 @@ export interface DataDeps {
   rate: DataRateLimits;
   /** Answers `text` with 421 and closes the session's connection at once. */
   hangUp(session: SMTPServerSession, text: string): void;
+  metrics: OpsMetrics;
   /** Commits what the message is for (received mail, DSN, ARF); answers the 250 text (./commit). */
   commit(data: ReceivedData, session: SMTPServerSession): Promise<string>;
 }
@@ -104,7 +106,7 @@ async function consume(deps: DataDeps, stream: SMTPServerDataStream, session: SM
   // not a crash.
   feed?.on('error', () => undefined);
   let tooBig = false;
-  const scanned: Promise<Verdict> | undefined = feed ? deps.scanner.scan(feed) : undefined;
+  const scanned: Promise<Verdict> | undefined = feed ? timedScan(deps, feed) : undefined;
   const send = (chunk: Buffer) => {
     if (!feed || tooBig || feed.destroyed) return;
     if (guard.size + header.length > deps.scanner.maxBytes) {
@@ -161,6 +163,15 @@ async function consume(deps: DataDeps, stream: SMTPServerDataStream, session: SM
   const verdict: Promise<Verdict | 'too_big'> = tooBig ? scanned!.then(() => 'too_big' as const) : (scanned ?? Promise.resolve({ kind: 'error', reason: 'scanning is off' }));
   if (stream.sizeExceeded || guard.problem) verdict.catch(() => undefined);
   return { guard, chunks, verdict };
+}
+
+/** The scan, its verdict and time counted for /metrics. */
+function timedScan(deps: DataDeps, feed: PassThrough): Promise<Verdict> {
+  const started = performance.now();
+  return deps.scanner.scan(feed).then((verdict) => {
+    deps.metrics.scanned({ verdict: verdict.kind === 'infected' ? 'virus' : verdict.kind, seconds: (performance.now() - started) / 1000 });
+    return verdict;
+  });
 }
 
 const SLOW_TEXT = '4.4.2 Message data arriving too slowly, closing connection';

@@ -4,7 +4,8 @@ import { routeRecipient, type RecipientRoute, type RoutingDeps } from '../../cor
 import { smtpError, temporaryFailure } from './replies.js';
 
 // RCPT TO: decided by address alone (core/receiving/routing): a receiving domain's mailbox, one of
-// svc's signed return paths (a DSN), the feedback address (ARF), or refused. A lookup that fails
+// svc's signed return paths (a DSN), the feedback address (ARF),
+// postmaster (always accepted: core/receiving/routing says where it goes), or refused. A lookup that fails
 // is 451, never a refusal. The routes are kept per mail transaction for DATA.
 
 export interface RcptDecision {

@@ -2,6 +2,7 @@ import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
+import type { OpsMetrics } from '../../core/ops-metrics.js';
 import type { IngestDeps, RecipientRoute, RoutingDeps } from '../../core/receiving/index.js';
 import type { DnsResolver } from '../../dns/resolver.js';
 import type { FailMode } from '../../scanner/policy.js';
@@ -64,6 +65,7 @@ export interface InboundDeps {
   resolver: DnsResolver;
   clock: Clock;
   logger: Logger;
+  metrics: OpsMetrics;
 }
 
 export interface InboundServer {
@@ -71,6 +73,8 @@ export interface InboundServer {
   address: string;
   /** Bytes of the in-flight budget held now (0 when no message is in DATA). */
   inflightBytes(): number;
+  /** SMTP sessions open now. */
+  sessions(): number;
   close(): Promise<void>;
 }
 
@@ -88,7 +92,7 @@ export async function startInboundServer(deps: InboundDeps): Promise<InboundServ
     logger.warn({ inflightBytesLimit: settings.inflightBytesLimit, maxMessageBytes: settings.maxMessageBytes }, 'in-flight budget is below the message size limit: the largest messages are always deferred');
   }
   const dataDeps = {
-    spool: deps.spool, scanner: deps.scanner, failMode: deps.failMode, resolver: deps.resolver, clock: deps.clock, logger,
+    spool: deps.spool, scanner: deps.scanner, failMode: deps.failMode, resolver: deps.resolver, clock: deps.clock, logger, metrics: deps.metrics,
     hostname: settings.hostname, authDeadlineMs: settings.authDeadlineMs, commit: (data: ReceivedData, session: SMTPServerSession) => commitMessage(deps, data, session),
     rate: { minBytesPerSecond: settings.minDataRateBytesPerSecond, graceMs: settings.socketTimeoutMs },
     hangUp: (session: SMTPServerSession, text: string) => hangUp(server, session, text),
@@ -148,6 +152,7 @@ export async function startInboundServer(deps: InboundDeps): Promise<InboundServ
     port: info.port,
     address: `${info.address}:${info.port}`,
     inflightBytes: () => budget.inUse,
+    sessions: () => server.connections.size,
     close: () => drainAndClose(server, settings, info.port, logger),
   };
 }

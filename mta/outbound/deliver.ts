@@ -2,7 +2,7 @@ import type { DeliveryOutcome } from '../../core/emails/index.js';
 import { classifyReply } from '../bounces/rules.js';
 import type { Route } from './routes.js';
 import type { SessionPool } from './session-pool.js';
-import type { Envelope, SmtpAttempt, SmtpTarget } from './smtp-client.js';
+import type { Envelope, SmtpAttempt, SmtpTarget, TlsInfo } from './smtp-client.js';
 
 // One recipient, one attempt: the route's hosts in order until one answers. A host that cannot
 // be reached (or drops before the data) is skipped; a reply decides; data without a reply is
@@ -16,53 +16,74 @@ export interface AttemptInput {
   beforeData(): Promise<boolean>;
 }
 
-export async function attemptDelivery(pool: SessionPool, input: AttemptInput): Promise<DeliveryOutcome> {
+/** The host that decided an attempt (or the last one tried), as a mail admin reads it in the log. */
+export interface Relay {
+  hostname: string;
+  address: string;
+  port: number;
+  /** null: plaintext, or no session was opened. */
+  tls: TlsInfo | null;
+}
+
+export interface AttemptResult {
+  outcome: DeliveryOutcome;
+  /** null when no host was tried (no route, DNS failure). */
+  relay: Relay | null;
+}
+
+export async function attemptDelivery(pool: SessionPool, input: AttemptInput): Promise<AttemptResult> {
   const { route } = input;
-  if (route.kind === 'no_route') return fromReply(route.reason);
-  if (route.kind === 'temporary') return { kind: 'deferred', response: route.error, delayType: 'TransientCommunicationFailure' };
+  if (route.kind === 'no_route') return { outcome: fromReply(route.reason), relay: null };
+  if (route.kind === 'temporary') return { outcome: { kind: 'deferred', response: route.error, delayType: 'TransientCommunicationFailure' }, relay: null };
   const failures: string[] = [];
+  let relay: Relay | null = null;
   for (const target of route.targets) {
-    const result = await tryTarget(pool, target, input);
+    const tried = await tryTarget(pool, target, input);
+    relay = { hostname: target.hostname, address: target.address, port: target.port, tls: tried.tls };
+    const result = tried.attempt;
     switch (result.kind) {
       case 'accepted':
-        return { kind: 'delivered', response: result.response };
+        return { outcome: { kind: 'delivered', response: result.response }, relay };
       case 'refused':
-        return fromReply(result.response);
+        return { outcome: fromReply(result.response), relay };
       case 'no_reply':
-        return { kind: 'ambiguous', reason: `no reply after the data from ${target.hostname} [${target.address}]: ${result.error}` };
+        return { outcome: { kind: 'ambiguous', reason: `no reply after the data from ${target.hostname} [${target.address}]: ${result.error}` }, relay };
       case 'not_submitted':
         // A 4xx/5xx greeting or a dropped connection: this host did not take it; try the next.
         failures.push(`${target.hostname} [${target.address}]: ${result.response ?? result.error}`);
     }
   }
   const lastReply = failures.map((f) => /\b([45]\d\d[ -].*)$/.exec(f)?.[1]).find(Boolean);
-  return { kind: 'deferred', response: failures.join('; ').slice(0, 1000) || 'no host answered', delayType: lastReply ? (classifyReply(lastReply).delayType ?? 'TransientCommunicationFailure') : 'TransientCommunicationFailure' };
+  const delayType = lastReply ? (classifyReply(lastReply).delayType ?? 'TransientCommunicationFailure') : 'TransientCommunicationFailure';
+  return { outcome: { kind: 'deferred', response: failures.join('; ').slice(0, 1000) || 'no host answered', delayType }, relay };
 }
 
-async function tryTarget(pool: SessionPool, target: SmtpTarget, input: AttemptInput): Promise<SmtpAttempt> {
+async function tryTarget(pool: SessionPool, target: SmtpTarget, input: AttemptInput): Promise<{ attempt: SmtpAttempt; tls: TlsInfo | null }> {
+  let tls: TlsInfo | null = null;
   for (let tries = 0; tries < 2; tries++) {
     let lease;
     try {
       lease = await pool.acquire(target);
     } catch (err) {
       const e = err as { code?: string; message: string; response?: string; responseCode?: number };
-      return { kind: 'not_submitted', error: `${e.code ?? 'ERROR'}: ${e.message}`, response: e.responseCode ? e.response : undefined };
+      return { attempt: { kind: 'not_submitted', error: `${e.code ?? 'ERROR'}: ${e.message}`, response: e.responseCode ? e.response : undefined }, tls };
     }
+    tls = lease.session.tls;
     const result = await lease.session.send(input.envelope, input.message, input.beforeData);
     if (result.kind === 'accepted') {
       lease.release(true);
-      return result;
+      return { attempt: result, tls };
     }
     if (result.kind === 'refused' && lease.session.usable) {
       lease.release(await lease.session.reset());
-      return result;
+      return { attempt: result, tls };
     }
     lease.release(false);
     // A reused session the server had closed meanwhile: one more try on a fresh one.
     if (result.kind === 'not_submitted' && lease.reused) continue;
-    return result;
+    return { attempt: result, tls };
   }
-  return { kind: 'not_submitted', error: 'the connection closed twice' };
+  return { attempt: { kind: 'not_submitted', error: 'the connection closed twice' }, tls };
 }
 
 /** An SMTP reply (or a no-route reason in reply form) through the rules table. */

@@ -4,12 +4,14 @@ import { releaseDueScheduled } from '../../core/emails/index.js';
 import type { DeliveryOutcome } from '../../core/emails/index.js';
 import type { ReturnPaths } from '../../core/emails/index.js';
 import type { Logger } from '../../core/logger.js';
+import type { OpsMetrics } from '../../core/ops-metrics.js';
 import type { Region } from '../../core/regions.js';
 import type { SuppressionsRepo } from '../../core/suppressions/index.js';
 import type { Db } from '../../storage/sql/index.js';
 import { dueRecipients, nextDueAt, suppressedAmong } from '../../storage/repos/index.js';
 import type { EmailRecipientRow } from '../../storage/repos/index.js';
-import { attemptDelivery } from './deliver.js';
+import { reportAttempt } from './attempt-report.js';
+import { attemptDelivery, type Relay } from './deliver.js';
 import type { PreparedMessage } from './messages.js';
 import type { Route } from './routes.js';
 import type { SessionPool } from './session-pool.js';
@@ -33,6 +35,16 @@ export interface QueueDeps {
   simulatorDomain: string;
   pollMs: number;
   wake(region: string): void;
+  metrics: OpsMetrics;
+}
+
+/** One attempt's outcome with what the attempt log reports of it. */
+interface Attempted {
+  outcome: DeliveryOutcome;
+  complaint: boolean;
+  known?: Known;
+  relay?: Relay | null;
+  acceptedAt?: string;
 }
 
 interface Buffered {
@@ -163,16 +175,20 @@ export class RegionQueue {
 
   private async deliver(row: EmailRecipientRow, listedOrigin: string | undefined): Promise<void> {
     const log = this.log.child({ emailId: row.email_id, recipientId: row.id, rcpt: row.address });
-    let outcome: DeliveryOutcome;
-    let complaint = false;
-    let known: Known | undefined;
+    const started = performance.now();
+    let attempted: Attempted;
     try {
-      ({ outcome, complaint, known } = await this.attempt(row, listedOrigin));
+      attempted = await this.attempt(row, listedOrigin);
     } catch (err) {
       // An internal error defers; it never bounces.
       log.error({ err }, 'delivery attempt failed inside svc');
-      outcome = { kind: 'deferred', response: `internal error: ${(err as Error).message}`.slice(0, 500), delayType: 'InternalFailure' };
+      attempted = { outcome: { kind: 'deferred', response: `internal error: ${(err as Error).message}`.slice(0, 500), delayType: 'InternalFailure' }, complaint: false };
     }
+    const { outcome, complaint, known } = attempted;
+    reportAttempt(log, this.deps.metrics, {
+      outcome, relay: attempted.relay ?? null, acceptedAt: attempted.acceptedAt ?? null, attempt: row.attempts + 1,
+      domain: row.domain, attemptMs: performance.now() - started, now: this.deps.clock.now(),
+    });
     // The outcome is known; a database hiccup (SQLITE_BUSY under load) must not lose it. The
     // recipient stays in flight until it is written; only a stop gives up (then the row is
     // queued — retried — or submitting — ambiguous at the next start, never resent).
@@ -189,7 +205,7 @@ export class RegionQueue {
     }
   }
 
-  private async attempt(row: EmailRecipientRow, listedOrigin: string | undefined): Promise<{ outcome: DeliveryOutcome; complaint: boolean; known?: Known }> {
+  private async attempt(row: EmailRecipientRow, listedOrigin: string | undefined): Promise<Attempted> {
     if (listedOrigin) return { outcome: { kind: 'suppressed', origin: listedOrigin }, complaint: false };
     if (row.domain === this.deps.simulatorDomain) {
       await this.deps.recorder.markSubmitting(row.id);
@@ -200,10 +216,11 @@ export class RegionQueue {
       return { outcome: { kind: 'deferred', response: 'the sending domain is not verified for this team any more', delayType: 'InternalFailure' }, complaint: false };
     }
     const known: Known = { row, email: prepared.email, submitted: false };
+    const acceptedAt = prepared.email.created_at;
     const route = await this.deps.route(row.domain, prepared.domain.tls);
     // Its code and message as thrown: nodemailer relabels the error object (ESTREAM) as it aborts.
     let unrecorded: string | undefined;
-    const outcome = await attemptDelivery(this.deps.pool, {
+    const { outcome, relay } = await attemptDelivery(this.deps.pool, {
       route,
       envelope: { from: this.deps.returnPaths.address(row.id, prepared.domain.returnPathHost, this.deps.clock.now()), to: row.address, envid: row.email_id },
       message: prepared.message,
@@ -218,8 +235,8 @@ export class RegionQueue {
         }
       },
     });
-    if (unrecorded !== undefined && outcome.kind === 'deferred') return { outcome: unrecordedAttempt(unrecorded), complaint: false, known };
-    return { outcome, complaint: false, known };
+    if (unrecorded !== undefined && outcome.kind === 'deferred') return { outcome: unrecordedAttempt(unrecorded), complaint: false, known, relay, acceptedAt };
+    return { outcome, complaint: false, known, relay, acceptedAt };
   }
 }
 

@@ -1,4 +1,5 @@
 import { Readable } from 'node:stream';
+import type { TLSSocket } from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 
 // One SMTP transaction over nodemailer's SMTP client (never hand-rolled SMTP), and what its
@@ -56,6 +57,13 @@ export type SmtpAttempt =
   /** The data and its terminator went out and no reply came. */
   | { kind: 'no_reply'; error: string };
 
+/** What a mail admin checks of a hop's TLS: protocol, cipher, and whether the certificate verified. */
+export interface TlsInfo {
+  version: string;
+  cipher: string;
+  verified: boolean;
+}
+
 export interface Envelope {
   from: string;
   to: string;
@@ -99,6 +107,14 @@ export class SmtpSession {
       });
     });
     return new SmtpSession(conn, target, settings.transactionTimeoutMs);
+  }
+
+  /** The TLS the session runs under (after STARTTLS), or null in plaintext. */
+  get tls(): TlsInfo | null {
+    const conn = this.conn as unknown as { secure?: boolean; _socket?: TLSSocket };
+    const socket = conn._socket;
+    if (!conn.secure || !socket || typeof socket.getProtocol !== 'function') return null;
+    return { version: socket.getProtocol() ?? 'unknown', cipher: socket.getCipher()?.name ?? 'unknown', verified: socket.authorized };
   }
 
   get usable(): boolean {

@@ -48,6 +48,12 @@ export interface Spool {
  */
 export const receivedRawKey = (emailId: string): string => `received/${emailId.slice(0, 8)}/${emailId}.eml`;
 
+/**
+ * The spool name of a message for the appliance's own postmaster (no team holds it; the operator
+ * reads these files): one folder per UTC day.
+ */
+export const postmasterRawKey = (id: string, receivedAt: Date): string => `postmaster/${receivedAt.toISOString().slice(0, 10)}/${id}.eml`;
+
 export function openSpool(dir: string): Spool {
   makePrivateDir(join(dir, 'incoming'));
   makePrivateDir(join(dir, 'received'));

@@ -4,6 +4,7 @@
 export * from './dns-cache.js';
 export * from './emails-wake.js';
 export * from './locks.js';
+export * from './ops-snapshots.js';
 export * from './rate-bucket.js';
 export * from './redis-keys.js';
 export * from './redis-process.js';

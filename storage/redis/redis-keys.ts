@@ -15,4 +15,6 @@ export const redisKeys = {
   jobLock: (job: string) => `${PREFIX}lock:job:${job}`,
   /** Cached DNS answer for delivery lookups (JSON; expires with the cache TTL). */
   dnsCache: (kind: string, name: string) => `${PREFIX}dns:${kind}:${name}`,
+  /** The /metrics figures of processes without the api role (hash: process → {at, metrics JSON}). */
+  opsMetricsSnapshots: `${PREFIX}ops-metrics`,
 } as const;

@@ -17,6 +17,7 @@ export * from './idempotency.js';
 export * from './metrics-tables.js';
 export * from './metrics.js';
 export * from './platform-events.js';
+export * from './ops-gauges.js';
 export * from './received-tables.js';
 export * from './received.js';
 export * from './request-logs.js';

@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { Kysely } from 'kysely';
@@ -46,6 +47,8 @@ export interface Database {
   readonly sqlite: BetterSqlite3.Database;
   /** One round trip to the database; for readiness. */
   ping(): Promise<void>;
+  /** Bytes of the SQLite file and of its WAL now (the operator's /metrics); null on PostgreSQL. */
+  fileSizes(): { database: number; wal: number } | null;
   close(): Promise<void>;
 }
 
@@ -73,6 +76,7 @@ async function openPostgres(url: string): Promise<Database> {
       throw new Error('storage: the database is PostgreSQL (database_url); there is no SQLite handle');
     },
     ping: () => pingPostgres(db),
+    fileSizes: () => null,
     close: () => db.destroy(),
   };
 }
@@ -106,12 +110,22 @@ async function openSqlite(options: OpenDatabaseOptions): Promise<Database> {
   return {
     kind: 'sqlite', db, sqlite,
     ping: async () => { ping.get(); },
+    fileSizes: () => ({ database: sizeOf(options.path), wal: sizeOf(`${options.path}-wal`) }),
     close: async () => {
       await checkpointer.stop();
       await walSync?.close();
       await db.destroy();
     },
   };
+}
+
+/** A file's size; 0 when it is not there (no WAL between a checkpoint's truncation and the next write). */
+function sizeOf(path: string): number {
+  try {
+    return statSync(path).size;
+  } catch {
+    return 0;
+  }
 }
 
 /**

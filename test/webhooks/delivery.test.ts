@@ -33,7 +33,7 @@ async function endpoint(token: string, path: string, types: string[]) {
   return r.body as { id: string; signing_secret: string };
 }
 
-t.test('each subscribed event reaches the endpoint once, signed, with the spec envelope and headers', async (t) => {
+t.test('each subscribed event reaches the endpoint once, signed under wh-, webhook- and svix- headers, with the spec envelope', async (t) => {
   const team = await app.newTeam('Deliver');
   const other = await app.newTeam('Other');
   await emit(team.teamId, 'email.sent', emailData('before-endpoint'));
@@ -55,6 +55,10 @@ t.test('each subscribed event reaches the endpoint once, signed, with the spec e
   t.match(sent!.headers['wh-timestamp'], /^\d+$/);
   t.equal(Number(sent!.headers['wh-timestamp']), Math.floor(clock.now().getTime() / 1000));
   t.match(sent!.headers['wh-signature'], /^v1,[A-Za-z0-9+/]+=*$/);
+  for (const field of ['id', 'timestamp', 'signature']) {
+    t.equal(sent!.headers[`webhook-${field}`], sent!.headers[`wh-${field}`], `webhook-${field} carries the wh-${field} value`);
+    t.equal(sent!.headers[`svix-${field}`], sent!.headers[`wh-${field}`], `svix-${field} carries the wh-${field} value`);
+  }
   const payload = verifyDelivery(hook.signing_secret, sent!, clock);
   const stored = await events.byId(team.teamId, sentId);
   t.same(payload, { type: 'email.sent', created_at: stored!.created_at, data: emailData('e1') });
