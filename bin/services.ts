@@ -89,7 +89,7 @@ export function applianceServices(input: ServicesInput): Services {
   const plans = planCatalog(config.plans);
   const allowance = sendAllowance(plans);
   const links = linkBase({ publicBaseUrl: config.public_base_url, httpHost: config.http_host, httpPort: config.http_port });
-  const team = teamService({ db: database.db, clock, logger, plans, regions, aiConfigured: config.ai_provider_url !== '', allowance });
+  const team = teamService({ db: database.db, clock, logger, plans, regions, aiConfigured: config.ai_provider_url !== '', allowance, linkBase: links.url });
   const domainsDeps = domainsDepsOf(input, regions, (teamId) => team.checkLimit(teamId, 'domain_limit'));
   const domains = domainLookup(domainsDeps);
   const deliveryResolver = cachedResolver(input.resolver, redisDnsCacheStore(redis), config.dns_cache_ttl_s);

@@ -22,7 +22,7 @@ interface PostalAddressBody {
 
 /** Sent whole: every field present; null returns a field to its default. */
 interface BrandKitBody {
-  /** An https URL (an uploaded image's hosted URL, or any https image). */
+  /** An absolute https URL, or the `url` of an image this team uploaded (POST /team/brand-kit/uploads), whatever its scheme. */
   logo_url: string | null;
   /** Six-digit hex, e.g. #1a2b3c. */
   primary_color: string | null;

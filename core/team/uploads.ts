@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { brandKitUploadsRepo } from '../../storage/repos/index.js';
 import type { Db } from '../../storage/sql/index.js';
 import type { Clock } from '../clock.js';
+import { validationError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { checkImage, decodeContent, type UploadType } from './upload-content.js';
 
@@ -76,3 +77,24 @@ export function brandKitUploads(deps: BrandKitUploadsDeps) {
 }
 
 export type BrandKitUploadsService = ReturnType<typeof brandKitUploads>;
+
+/**
+ * Whether `url` is one of svc's own hosted uploads: false when it is not svc's (the caller's
+ * https rule applies), true when it is one of this team's, whatever its scheme (on a loopback
+ * appliance links are http). One that names another team's upload, or none, is refused (422).
+ */
+export async function hostedLogo(deps: Pick<BrandKitUploadsDeps, 'db' | 'linkBase'>, teamId: string, url: string): Promise<boolean> {
+  let prefix: string;
+  try {
+    prefix = deps.linkBase() + hostedUploadsPath;
+  } catch {
+    return false; // no link base: svc has handed out no hosted URL it could recognise now
+  }
+  if (!url.startsWith(prefix)) return false;
+  const match = hostedFile.exec(url.slice(prefix.length));
+  const type = match ? await brandKitUploadsRepo(deps.db).typeOfOwn(teamId, match[1]!) : undefined;
+  if (!type || extensions[type] !== match![2]) {
+    throw validationError(422, 'brand_kit.logo_url', '`brand_kit.logo_url` points at svc\'s hosted images but names no image this team uploaded.');
+  }
+  return true;
+}

@@ -8,7 +8,8 @@ import { jpeg, png } from '../helpers/images.js';
 
 // POST /team/brand-kit/uploads: the type read from the bytes, the size and pixel limits, SVGs
 // refused when the sanitiser would have to change what matters, the hosted URL served on the
-// public router with headers that keep it inert, and who may upload.
+// public router with headers that keep it inert, the logo_url rule for hosted uploads on a
+// loopback (http) appliance, and who may upload.
 const app = await startTestAppliance();
 t.teardown(() => app.stop());
 const base = app.baseUrl;
@@ -171,6 +172,28 @@ t.test('hosted URLs: an unknown id, another extension or a made-up name is 404 w
     t.equal(res.headers.get('x-content-type-options'), 'nosniff');
     t.same(JSON.parse(res.bytes.toString()), { statusCode: 404, name: 'not_found', message: 'No such image.' });
   }
+});
+
+t.test('logo_url takes the team\'s own hosted upload on a loopback (http) appliance, never another team\'s', async (t) => {
+  const a = await app.newTeam('Logo A');
+  const b = await app.newTeam('Logo B');
+  const mine = (await upload(a.token, b64(png(2, 2)))).body.url as string;
+  const theirs = (await upload(b.token, b64(png(2, 2)))).body.url as string;
+  t.match(mine, /^http:\/\/127\.0\.0\.1:/, 'the link base of a loopback appliance is http');
+  const kit = (logo_url: string) => ({ brand_kit: { logo_url, primary_color: null, accent_color: null, font: null, button_style: null, company_name: null, address: null, footer_text: null } });
+  const ok = await call(base, 'PATCH', '/team', { token: a.token, body: kit(mine) });
+  t.equal(ok.status, 200);
+  t.equal(ok.body.brand_kit.logo_url, mine);
+  t.equal((await call(base, 'GET', '/team', { token: a.token })).body.brand_kit.logo_url, mine);
+  for (const [what, url] of [['another team\'s upload', theirs], ['an id never uploaded', `${base}/brand-kit/${crypto.randomUUID()}.png`], ['the wrong extension', mine.replace(/\.png$/, '.svg')]]) {
+    const r = await call(base, 'PATCH', '/team', { token: a.token, body: kit(url!) });
+    t.equal(r.status, 422, what!);
+    t.same(r.body.errors, [{ path: 'brand_kit.logo_url', message: r.body.message }], what!);
+    t.match(r.body.message, /names no image this team uploaded/);
+  }
+  const http = await call(base, 'PATCH', '/team', { token: a.token, body: kit('http://cdn.example.com/logo.png') });
+  t.equal(http.status, 422, 'any other http URL is still refused');
+  t.equal((await call(base, 'GET', '/team', { token: a.token })).body.brand_kit.logo_url, mine, 'the refusals changed nothing');
 });
 
 t.test('uploads need a full_access key; there is no listing to reach another team\'s', async (t) => {
