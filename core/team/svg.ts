@@ -61,7 +61,7 @@ export async function checkSvg(bytes: Buffer): Promise<Buffer> {
   for (const node of Array.from(doc.childNodes)) {
     if (node.nodeType === nodeTypes.processingInstruction) throw refuse(`The SVG holds <?${node.nodeName}?>: processing instructions can load external style sheets.`);
   }
-  // DOMPurify drops CDATA sections; as text they mean the same (Illustrator puts its styles in one).
+  // DOMPurify drops CDATA sections; as text they mean the same (drawing tools often wrap styles in one).
   for (const cdata of cdataSections(root)) cdata.replaceWith(doc.createTextNode(cdata.textContent ?? ''));
   const body = purify.sanitize(root as never, config) as unknown as DomElement;
   const removed = purify.removed as unknown as Removal[];
@@ -105,7 +105,7 @@ function removal(entry: Removal, wrapper: DomElement): string | undefined {
   if (attr.namespaceURI === ns.xmlns) return undefined;
   if (attr.namespaceURI === ns.xlink || name === 'href' || name === 'src') return `a link or reference (${attr.name}="${clip(attr.value)}" on ${on})`;
   if (attr.namespaceURI === ns.xml) return name === 'base' ? `xml:base on ${on} (it re-points every link)` : undefined;
-  // Another vocabulary's attribute (an editor's inkscape:…, sodipodi:…): metadata.
+  // Another vocabulary's attribute (a drawing tool's own prefix): metadata.
   if (attr.namespaceURI !== null) return undefined;
   if (name.startsWith('on')) return `an event handler (${attr.name}= on ${on})`;
   if (name === 'style' || /url\s*\(|@import|^\s*[a-z][a-z0-9+.-]*:/i.test(attr.value)) return `${attr.name}="${clip(attr.value)}" on ${on}`;
@@ -121,7 +121,7 @@ function removedElement(node: DomNode, wrapper: DomElement): string | undefined 
   const name = element.localName.toLowerCase();
   const space = element.namespaceURI;
   if (space === ns.xhtml || space === ns.mathml || name === 'foreignobject') return `embedded HTML or MathML (<${element.nodeName}>)`;
-  // Another vocabulary's element (inkscape, sodipodi, RDF, an editor's private data): metadata.
+  // Another vocabulary's element (RDF, a drawing tool's private data): metadata.
   if (space !== ns.svg) return undefined;
   if (scripting.has(name)) return `a script (<${element.localName}>)`;
   if (animation.has(name)) return `animation (<${element.localName}>)`;

@@ -150,7 +150,7 @@ t.test('a clean SVG is stored as the sanitiser wrote it and served with exactly 
 });
 
 t.test('an editor\'s metadata and comments go quietly; the stored file is the sanitiser\'s output', async (t) => {
-  const { token } = await app.newTeam('Inkscape');
+  const { token } = await app.newTeam('Editor export');
   const exported = '<?xml version="1.0" encoding="UTF-8"?>\n<!-- Created with an editor -->\n'
     + '<svg xmlns="http://www.w3.org/2000/svg" xmlns:inkscape="http://www.inkscape.org/namespaces/inkscape" '
     + 'xmlns:sodipodi="http://sodipodi.sourceforge.net/DTD/sodipodi-0.dtd" sodipodi:docname="logo.svg" viewBox="0 0 4 4">'
