@@ -1,5 +1,6 @@
 import createDOMPurify, { type Config, type DOMPurify } from 'dompurify';
 import { validationError } from '../errors.js';
+import { markupShape, maxSvgDepth, maxSvgElements } from './svg-bounds.js';
 import type { DomElement, DomNode, DomWindow, Removal } from './svg-dom.js';
 
 // An uploaded SVG logo must be inert: no script, links, animation or external references. The
@@ -52,6 +53,9 @@ export async function checkSvg(bytes: Buffer): Promise<Buffer> {
   if (/<!DOCTYPE/i.test(text)) {
     throw refuse(/<!DOCTYPE\s+svg\b/i.test(text) ? 'An SVG may not carry a DOCTYPE: its entities and external DTDs are references.' : notAnImage);
   }
+  const shape = markupShape(text);
+  if (shape.elements > maxSvgElements) throw refuse(`An SVG may hold at most ${maxSvgElements} elements; this one holds ${shape.elements}.`);
+  if (shape.depth > maxSvgDepth) throw refuse(`An SVG's elements may nest at most ${maxSvgDepth} deep; this one nests ${shape.depth}.`);
   const { window, purify } = await loadSanitiser();
   const doc = new window.DOMParser().parseFromString(text, 'image/svg+xml');
   const root = doc.documentElement;

@@ -124,6 +124,20 @@ t.test('an SVG the sanitiser would change in a way that matters is refused, with
   t.equal((await stored(teamId)).length, 0, 'nothing refused was stored');
 });
 
+t.test('an SVG that would stall the parser or the sanitiser is refused before either reads it', async (t) => {
+  const { token, teamId } = await app.newTeam('Heavy SVG');
+  const nested = (levels: number, open = '<g>') => svg(open.repeat(levels) + '</g>'.repeat(levels));
+  const deepest = Math.floor((32 * 1024 - 200) / 7); // as deep as 32 KB of <g></g> goes: a stack overflow for the parser
+  refused(t, await upload(token, b64(nested(deepest))), /at most 1000 elements/, `${deepest} levels`);
+  refused(t, await upload(token, b64(nested(65))), /nest at most 64 deep; this one nests 66/, '65 groups in the root');
+  refused(t, await upload(token, b64(nested(65, '<g class="/>">'))), /nests 66/, 'a "/>" inside a quoted value does not close the tag');
+  refused(t, await upload(token, b64(nested(65, '<!-- <g/> --><g>'))), /nests 66/, 'tags in comments are not counted');
+  refused(t, await upload(token, b64(svg('<rect/>'.repeat(1000)))), /at most 1000 elements; this one holds 1001/, '1,001 elements');
+  t.equal((await upload(token, b64(nested(63)))).status, 201, '64 deep passes');
+  t.equal((await upload(token, b64(svg('<rect/>'.repeat(999))))).status, 201, '1,000 elements pass');
+  t.equal((await stored(teamId)).length, 2);
+});
+
 t.test('a clean SVG is stored as the sanitiser wrote it and served with exactly the safe headers', async (t) => {
   const { token, teamId } = await app.newTeam('Clean SVG');
   const clean = svg('<title>Acme</title><defs><linearGradient id="g"><stop offset="0" stop-color="#2563eb"/></linearGradient></defs>'
