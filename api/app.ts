@@ -13,6 +13,7 @@ import { errorHandler } from './middleware/error-handler.js';
 import { metricsHandler, type MetricsExposition } from './metrics.js';
 import { jsonBody as boundedJsonBody } from './middleware/json-body.js';
 import { operationRoutes } from './route-table.js';
+import { brandKitRoutes } from './public/brand-kit.js';
 import { receivedDownloads } from './public/received-downloads.js';
 import { sentEmailRoutes } from './public/sent-emails.js';
 
@@ -50,12 +51,13 @@ function publicRouter(deps: ApiDeps): Router {
   // them with the bucket a request spent from.
   router.use((_req, res, next) => { setRateHeaders(res, deps.rateLimit.untouched()); next(); });
   router.get('/openapi.json', (_req, res) => { res.json(openapiDocument); });
-  // Signed downloads and share pages: the link is the credential, so they sit before the contract
-  // layer, each behind the per-client bucket (no key, no team to charge). Plain routes on this
-  // router: a sub-router would be entered by every request.
+  // Signed downloads, share pages and brand kit images: the link is the credential (an image is
+  // public), so they sit before the contract layer, each behind the per-client bucket (no key, no
+  // team to charge). Plain routes on this router: a sub-router would be entered by every request.
   const limited = publicRateLimit(deps.publicRateLimit);
   receivedDownloads(router, limited, deps.inbox.receiving, deps.logger);
   sentEmailRoutes(router, limited, deps.sending.shares, deps.logger);
+  brandKitRoutes(router, limited, deps.audience.brandKitUploads, deps.logger);
   // The log hook goes first so that a request refused after authentication (429) is logged too.
   router.use(requestLog(deps));
   router.use(guard(deps, operationMatcher(openapiDocument)));

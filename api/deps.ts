@@ -5,7 +5,7 @@ import type { Logger } from '../core/logger.js';
 import type { RateLimiter } from '../core/rate-limit.js';
 import type { RequestLogsService } from '../core/request-logs/index.js';
 import type { RequestLogWriter } from '../core/request-logs/index.js';
-import type { MembersService, TeamService, TeamsService } from '../core/team/index.js';
+import type { BrandKitUploadsService, MembersService, TeamService, TeamsService } from '../core/team/index.js';
 import type { Clock } from '../core/clock.js';
 import type { SuppressionsService } from '../core/suppressions/index.js';
 import type { ContactPropertiesService, ContactsService } from '../core/contacts/index.js';
@@ -63,6 +63,8 @@ export interface AudienceServices {
   /** Declared contact properties (`/contact-properties`). */
   contactProperties: ContactPropertiesService;
   topics: TopicsService;
+  /** Brand kit images: uploaded through the API, served on the public router. */
+  brandKitUploads: BrandKitUploadsService;
 }
 
 export interface SendingServices {

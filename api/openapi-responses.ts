@@ -53,3 +53,10 @@ export const dnsUnavailable = 'service_unavailable: DNS or the DNS provider did 
 
 export const teamUnavailable =
   'service_unavailable: `ai_assist_enabled: true` while no AI provider is configured on the appliance, or storage is full or failing.';
+
+export const imageRefused =
+  'missing_required_field (no `content`) or validation_error on `content`: not base64, not a PNG, JPEG or SVG by its bytes, over the size or pixel limits, or an SVG holding a script, event handler, link, animation, embedded HTML or external reference (the message names it).';
+
+export const linksUnavailable =
+  'service_unavailable: no link can be made (no `public_base_url` and the API is not on a loopback address; nothing was stored), or storage is full or failing.';
+

@@ -14,7 +14,7 @@ import { rateLimiter } from '../core/rate-limit.js';
 import { linkBase, type LinkBase } from '../core/link-base.js';
 import { requestLogsService } from '../core/request-logs/index.js';
 import { RequestLogWriter } from '../core/request-logs/index.js';
-import { membersService, planCatalog, sendAllowance, teamService, teamsService, type PlanCatalog, type TeamService } from '../core/team/index.js';
+import { brandKitUploads, membersService, planCatalog, sendAllowance, teamService, teamsService, type PlanCatalog, type TeamService } from '../core/team/index.js';
 import type { ApiDeps, AudienceServices, FoundationServices, SendingServices } from '../api/deps.js';
 import type { DnsResolver } from '../dns/resolver.js';
 import type { SecretBox } from '../storage/files/index.js';
@@ -95,10 +95,10 @@ export function applianceServices(input: ServicesInput): Services {
   const regions = regionDirectory(input.hostname, config.regions);
   const plans = planCatalog(config.plans);
   const allowance = sendAllowance(plans);
-  const team = teamService({ db: database.db, clock, logger, plans, regions, aiConfigured: config.ai_provider_url !== '', allowance });
+  const links = linkBase({ publicBaseUrl: config.public_base_url, httpHost: config.http_host, httpPort: config.http_port });
+  const team = teamService({ db: database.db, clock, logger, plans, regions, aiConfigured: config.ai_provider_url !== '', allowance, linkBase: links.url });
   const domainsDeps = domainsDepsOf(input, regions, (teamId) => team.checkLimit(teamId, 'domain_limit'));
   const domains = domainLookup(domainsDeps);
-  const links = linkBase({ publicBaseUrl: config.public_base_url, httpHost: config.http_host, httpPort: config.http_port });
   const deliveryResolver = cachedResolver(input.resolver, redisDnsCacheStore(redis), config.dns_cache_ttl_s);
   const webhookDispatcher = webhookDispatcherOf(input);
   // Recipient checks ask DNS through the delivery cache; attachment fetches judge addresses uncached.
@@ -114,7 +114,7 @@ export function applianceServices(input: ServicesInput): Services {
   });
   const areas: Services['areas'] = {
     foundation: foundationServices(input, repos, domains, receiving.spool.dir, plans),
-    audience: audienceServices(input, team),
+    audience: audienceServices(input, team, links.url),
     sending: sendingServices(input, { sending, domainsDeps, rollup, team, wakeDispatcher: () => webhookDispatcher.wakes.wake() }),
     inbox: { receiving: receiving.service },
   };
@@ -153,7 +153,7 @@ function foundationServices(input: ServicesInput, repos: Repos, domains: DomainL
   };
 }
 
-function audienceServices(input: ServicesInput, team: TeamService): AudienceServices {
+function audienceServices(input: ServicesInput, team: TeamService, links: () => string): AudienceServices {
   const { config, database, clock, logger } = input;
   return {
     suppressions: suppressionsService({ db: database.db, clock }),
@@ -164,6 +164,7 @@ function audienceServices(input: ServicesInput, team: TeamService): AudienceServ
     }),
     contactProperties: contactPropertiesService({ db: database.db, clock }),
     topics: topicsService({ db: database.db, clock }),
+    brandKitUploads: brandKitUploads({ db: database.db, clock, logger, linkBase: links }),
   };
 }
 

@@ -1,11 +1,12 @@
-import { Body, Extension, Get, OperationId, Patch, Query, Request, Response, Route, Tags } from '@tsoa/runtime';
+import { Body, Extension, Get, OperationId, Patch, Post, Query, Request, Response, Route, SuccessResponse, Tags } from '@tsoa/runtime';
 import type { Request as ExRequest } from 'express';
 import type { ListEnvelope } from '../../core/pagination.js';
-import type { MemberView, TeamView } from '../../core/team/index.js';
+import type { BrandKitUploadView, MemberView, TeamView } from '../../core/team/index.js';
 import { principalOf } from '../context.js';
 import type { ErrorBody } from '../errors.js';
 import {
-  badRequest, forbidden, internal, rateLimited, teamUnavailable, unauthorized, unavailable, unprocessable,
+  badRequest, forbidden, imageRefused, internal, linksUnavailable, rateLimited, teamUnavailable, unauthorized, unavailable,
+  unprocessable,
 } from '../openapi-responses.js';
 import { SvcController } from './base.js';
 
@@ -21,7 +22,7 @@ interface PostalAddressBody {
 
 /** Sent whole: every field present; null returns a field to its default. */
 interface BrandKitBody {
-  /** An https URL (an uploaded image's hosted URL, or any https image). */
+  /** An absolute https URL, or the `url` of an image this team uploaded (POST /team/brand-kit/uploads), whatever its scheme. */
   logo_url: string | null;
   /** Six-digit hex, e.g. #1a2b3c. */
   primary_color: string | null;
@@ -45,6 +46,15 @@ interface UpdateTeamBody {
   ai_assist_enabled?: boolean;
   audience_from_sends?: boolean;
   brand_kit?: BrandKitBody | null;
+}
+
+interface BrandKitUploadBody {
+  /**
+   * The image, base64 (a base64 `data:` URL is accepted too; its declared type is ignored). The type is read from the bytes:
+   * PNG or JPEG up to 256 KB and 4096 pixels a side, or SVG up to 32 KB with no script, event handler, link,
+   * animation, embedded HTML or external reference.
+   */
+  content: string;
 }
 
 @Route('team')
@@ -100,5 +110,23 @@ export class TeamController extends SvcController {
     @Query() before?: string,
   ): Promise<ListEnvelope<MemberView>> {
     return this.deps.audience.members.list(principalOf(req).teamId, { limit, after, before });
+  }
+
+  /**
+   * Stores an image for the brand kit and answers its hosted URL, to use as `brand_kit.logo_url`. An SVG is stored as the sanitiser writes it out; one it would have to change in a way that matters is refused (422).
+   * @summary Upload a brand kit image
+   */
+  @Post('brand-kit/uploads')
+  @OperationId('uploadBrandKitImage')
+  @SuccessResponse(201)
+  @Response<ErrorBody>(400, badRequest)
+  @Response<ErrorBody>(422, imageRefused)
+  @Response<ErrorBody, { 'retry-after': string }>(503, linksUnavailable)
+  @Extension('x-svc-permission', 'full_access')
+  @Extension('x-svc-scope', 'team:write')
+  public async uploadBrandKitImage(@Request() req: ExRequest, @Body() body: BrandKitUploadBody): Promise<BrandKitUploadView> {
+    const upload = await this.deps.audience.brandKitUploads.upload(principalOf(req).teamId, body);
+    this.setStatus(201);
+    return upload;
   }
 }

@@ -29,8 +29,12 @@ export const defaultBrandKit: BrandKit = {
 const fields = Object.keys(defaultBrandKit) as (keyof BrandKit)[];
 const hexColour = /^#[0-9a-fA-F]{6}$/;
 
-/** The fields to store (defaults left out), from a whole kit; null resets every field. */
-export function parseBrandKit(input: unknown): Partial<BrandKit> {
+/**
+ * The fields to store (defaults left out), from a whole kit; null resets every field.
+ * `hostedLogo`: a logo URL already found to be one of the team's own uploads (core/team/uploads.ts),
+ * taken whatever its scheme — a loopback appliance hosts them on http.
+ */
+export function parseBrandKit(input: unknown, hostedLogo?: string): Partial<BrandKit> {
   if (input === null) return {};
   if (typeof input !== 'object' || Array.isArray(input)) throw validationError(422, 'brand_kit', '`brand_kit` must be an object or null.');
   const raw = input as Record<string, unknown>;
@@ -39,7 +43,9 @@ export function parseBrandKit(input: unknown): Partial<BrandKit> {
   for (const field of fields) {
     const value = raw[field];
     if (value === null) continue;
-    (kit as Record<string, string>)[field] = checkField(field, value);
+    (kit as Record<string, string>)[field] = field === 'logo_url' && hostedLogo !== undefined && value === hostedLogo
+      ? oneLine(`brand_kit.${field}`, value, 2048)
+      : checkField(field, value);
   }
   return kit;
 }
@@ -80,7 +86,7 @@ function httpsUrl(path: string, value: string): string {
     throw validationError(422, path, `\`${path}\` must be an absolute https URL.`);
   }
   if (url.protocol !== 'https:' || url.username || url.password || !url.hostname) {
-    throw validationError(422, path, `\`${path}\` must be an absolute https URL without credentials.`);
+    throw validationError(422, path, `\`${path}\` must be an absolute https URL without credentials, or the \`url\` of an image this team uploaded.`);
   }
   return value;
 }

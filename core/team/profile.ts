@@ -24,6 +24,8 @@ export interface ProfileDeps {
   db: Db;
   /** Whether an AI provider is configured (config `ai_provider_url`). */
   aiConfigured: boolean;
+  /** The `brand_kit.logo_url` sent, when it is one of the team's own hosted uploads. */
+  hostedLogo?: string;
 }
 
 /** The checked change: the columns to write, and audience_from_sends (a column of its own). */
@@ -49,7 +51,7 @@ export function checkPatch(deps: ProfileDeps, team: TeamRow, caller: Principal, 
     }
   }
   if (input.brand_kit !== undefined) {
-    const kit = parseBrandKit(input.brand_kit);
+    const kit = parseBrandKit(input.brand_kit, deps.hostedLogo);
     columns.brand_kit = Object.keys(kit).length ? JSON.stringify(kit) : null;
   }
   if (input.ai_assist_enabled !== undefined) {

@@ -10,6 +10,7 @@ import { checkPlanLimit, type Plan, type PlanCatalog } from './plans.js';
 import { checkPatch, writePatch, type TeamPatchInput } from './profile.js';
 import { leftSandbox } from './standing.js';
 import { sendUsage, type SendUsage } from './usage.js';
+import { hostedLogo } from './uploads.js';
 import { teamView, type TeamView } from './view.js';
 
 // The team as its own keys see it (GET/PATCH /team), and what other areas ask of it: the plan
@@ -24,6 +25,8 @@ export interface TeamDeps {
   /** Whether an AI provider is configured. */
   aiConfigured: boolean;
   allowance: SendAllowance;
+  /** scheme://host of links (core/link-base.ts): how svc's own hosted logo URLs are told apart. */
+  linkBase: () => string;
 }
 
 export function teamService(deps: TeamDeps) {
@@ -45,7 +48,9 @@ export function teamService(deps: TeamDeps) {
 
     async update(caller: Principal, input: TeamPatchInput): Promise<TeamView> {
       const team = await load(caller.teamId);
-      const patch = checkPatch({ db: deps.db, aiConfigured: deps.aiConfigured }, team, caller, input);
+      const logo = sentLogo(input);
+      const hosted = logo !== undefined && (await hostedLogo(deps, team.id, logo)) ? logo : undefined;
+      const patch = checkPatch({ db: deps.db, aiConfigured: deps.aiConfigured, hostedLogo: hosted }, team, caller, input);
       const changed = await writePatch(deps.db, team, patch, deps.clock.now().toISOString());
       if (changed.length) deps.logger.info({ teamId: team.id, fields: changed }, 'team updated');
       return view(await load(team.id));
@@ -69,3 +74,11 @@ export function teamService(deps: TeamDeps) {
 }
 
 export type TeamService = ReturnType<typeof teamService>;
+
+/** The logo URL a PATCH sends, if it sends one as a string. */
+function sentLogo(input: TeamPatchInput): string | undefined {
+  const kit: unknown = input.brand_kit;
+  if (typeof kit !== 'object' || kit === null) return undefined;
+  const logo = (kit as Record<string, unknown>).logo_url;
+  return typeof logo === 'string' ? logo : undefined;
+}

@@ -1,6 +1,7 @@
 // storage/repos: One repository per area, each with its table types beside it. SQL lives here and nowhere else.
 // Other rooms import this kind from here alone.
 export * from './api-keys.js';
+export * from './brand-kit-uploads.js';
 export * from './consent.js';
 export * from './contact-properties.js';
 export * from './contacts-tables.js';

@@ -5,9 +5,9 @@ import { startTestAppliance } from '../helpers/appliance.js';
 import { startFaultRedis } from '../helpers/faults-redis.js';
 import { call } from '../helpers/http.js';
 
-// The public routes (signed downloads, share pages) carry no key: each client address spends
-// from its own bucket, here 5 at once refilling 1 per second. X-Forwarded-For names the client
-// only when http_trust_proxy is on.
+// The public routes (signed downloads, share pages, brand kit images) carry no key: each client
+// address spends from its own bucket, here 5 at once refilling 1 per second. X-Forwarded-For
+// names the client only when http_trust_proxy is on.
 const redis = await startFaultRedis();
 t.teardown(() => redis.stop());
 const limits = { SVC_PUBLIC_RATE_LIMIT_BURST: '5', SVC_PUBLIC_RATE_LIMIT_PER_SECOND: '1' };
@@ -16,7 +16,10 @@ const direct = await startTestAppliance({ redis, env: limits });
 t.teardown(async () => { await proxied.stop(); await direct.stop(); });
 const team = await proxied.newTeam('Public');
 
-const paths = ['/downloads/sent/v1.AAAA.AAAA.AAAA', '/downloads/received/v1.AAAA.AAAA.AAAA', '/share/emails/unknown-token-unknown-token', '/api/v1/downloads/sent/x'];
+const paths = [
+  '/downloads/sent/v1.AAAA.AAAA.AAAA', '/downloads/received/v1.AAAA.AAAA.AAAA', '/share/emails/unknown-token-unknown-token', '/api/v1/downloads/sent/x',
+  '/brand-kit/00000000-0000-4000-8000-000000000000.png',
+];
 const get = (base: string, path: string, from?: string) => fetch(base + path, { headers: from ? { 'x-forwarded-for': from } : {} });
 
 /** Requests one after another until the first 429 (at most 30): the passes before it and that answer. */

@@ -147,6 +147,7 @@ t.test('ai_assist_enabled: true is kept where a provider is configured', async (
   const plans = planCatalog([]);
   const service = teamService({
     db, clock, logger: pino({ level: 'silent' }), plans, regions: regionDirectory('test.invalid', {}), aiConfigured: true, allowance: sendAllowance(plans),
+    linkBase: () => base,
   });
   const view = await service.update({ kind: 'api_key', teamId, apiKeyId: 'k', permission: 'full_access', domainId: null }, { ai_assist_enabled: true });
   t.equal(view.ai_assist_enabled, true);
