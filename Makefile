@@ -18,8 +18,13 @@ build: setup
 	@tsoa spec-and-routes >/dev/null
 	@tsc -p .
 
+# A trial on the embedded defaults must start on any machine: when neither SVC_MAIL_HOSTNAME nor
+# the machine's own name (hostname -f) is fully qualified, it runs as svc.localhost and says so.
+# svc itself (and every systemd unit) still refuses a bare name.
 run: build
-	bin/svc start
+	@if [ -z "$${SVC_MAIL_HOSTNAME:-}" ] && ! hostname -f 2>/dev/null | grep -q '\.'; then \
+	  echo "make run: this machine's name is not fully qualified: trying svc as svc.localhost (set SVC_MAIL_HOSTNAME to its public DNS name for real mail)"; \
+	  export SVC_MAIL_HOSTNAME=svc.localhost; fi; exec bin/svc start
 
 test: build
 	@bash scripts/test.sh
