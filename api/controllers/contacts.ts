@@ -2,7 +2,7 @@ import {
   Body, Delete, Extension, Get, OperationId, Patch, Path, Post, Query, Request, Response, Route, SuccessResponse, Tags,
 } from '@tsoa/runtime';
 import type { Request as ExRequest } from 'express';
-import type { SubscriptionStatus } from '../../core/contacts/index.js';
+import type { ContactListItem, ContactView, SubscriptionStatus } from '../../core/contacts/index.js';
 import { consentContextOf, principalOf } from '../context.js';
 import type { ErrorBody } from '../errors.js';
 import {
@@ -49,24 +49,6 @@ interface UpdateContactBody {
   properties?: PropertyValuesBody;
 }
 
-type TypedValue = { type: 'string'; value: string } | { type: 'number'; value: number } | { type: 'boolean'; value: boolean };
-
-/** A contact in a list. */
-interface ContactListItem {
-  id: string;
-  email: string;
-  first_name: string | null;
-  last_name: string | null;
-  created_at: string;
-  unsubscribed: boolean;
-  subscription_status: SubscriptionStatus;
-}
-
-/** A contact with its properties, each value with its type. */
-interface Contact extends ContactListItem {
-  object: 'contact';
-  properties: { [key: string]: TypedValue };
-}
 
 /** No `has_more` (spec): walk with `after` using the last item's id; an empty page is the end. */
 interface ContactList {
@@ -135,7 +117,7 @@ export class ContactsController extends SvcController {
   @Response<ErrorBody>(422, unprocessable)
   @Extension('x-svc-permission', 'sending_access')
   @Extension('x-svc-scope', 'contacts:read')
-  public async get(@Request() req: ExRequest, @Path() contact: string): Promise<Contact> {
+  public async get(@Request() req: ExRequest, @Path() contact: string): Promise<ContactView> {
     return this.deps.audience.contacts.get(principalOf(req).teamId, contact);
   }
 

@@ -2,9 +2,11 @@ import type { Db } from '../../storage/sql/index.js';
 import { contactsRepo, type ContactRow, type SubscriptionStatus } from '../../storage/repos/index.js';
 import { propertiesOf, type TypedValue } from './properties.js';
 
-/** A contact as GET /contacts/{contact} shows it, and as contact.* events carry it. */
-export interface ContactView {
-  object: 'contact';
+// Declared as an interface and its extension (not Omit<…>) so the OpenAPI document tsoa writes
+// keeps every field's nullability; the controllers name these types directly.
+
+/** A contact in a list: no properties. */
+export interface ContactListItem {
   id: string;
   email: string;
   first_name: string | null;
@@ -13,11 +15,13 @@ export interface ContactView {
   /** A global opt-out: subscription_status is `unsubscribed`. */
   unsubscribed: boolean;
   subscription_status: SubscriptionStatus;
-  properties: Record<string, TypedValue>;
 }
 
-/** A contact in a list: no properties. */
-export type ContactListItem = Omit<ContactView, 'object' | 'properties'>;
+/** A contact as GET /contacts/{contact} shows it, and as contact.* events carry it: with its properties, each value with its type. */
+export interface ContactView extends ContactListItem {
+  object: 'contact';
+  properties: { [key: string]: TypedValue };
+}
 
 export const contactListItem = (row: ContactRow): ContactListItem => ({
   id: row.id, email: row.email, first_name: row.first_name, last_name: row.last_name, created_at: row.created_at,
