@@ -49,7 +49,6 @@ interface UpdateContactBody {
   properties?: PropertyValuesBody;
 }
 
-
 /** No `has_more` (spec): walk with `after` using the last item's id; an empty page is the end. */
 interface ContactList {
   object: 'list';
