@@ -1,4 +1,4 @@
-import { audienceColumnPresent, setAudienceFromSends, teamsRepo, type TeamPatch } from '../../storage/repos/index.js';
+import { setAudienceFromSends, teamsRepo, type TeamPatch } from '../../storage/repos/index.js';
 import { inTransaction, type Db, type TeamRow } from '../../storage/sql/index.js';
 import { ServiceError, validationError } from '../errors.js';
 import type { Principal } from '../principal.js';
@@ -72,16 +72,11 @@ export function checkPatch(deps: ProfileDeps, team: TeamRow, caller: Principal, 
 /** Writes a checked change in one transaction; answers the names of the fields that changed (for the log). */
 export async function writePatch(db: Db, team: TeamRow, patch: CheckedPatch, at: string): Promise<string[]> {
   const audience = patch.audienceFromSends;
-  const audienceStored = audience !== undefined && (await audienceColumnPresent(db));
-  // The column arrives with the audience migration; until then the setting stays at its default.
-  if (audience === false && !audienceStored) {
-    throw new ServiceError(501, 'not_implemented', '`audience_from_sends` cannot be turned off on this version of svc yet.');
-  }
   const changed: string[] = (Object.keys(patch.columns) as (keyof TeamPatch)[]).filter((k) => patch.columns[k] !== team[k]);
   if (audience !== undefined) changed.push('audience_from_sends');
   await inTransaction(db, async (trx) => {
     if (Object.keys(patch.columns).length > 0) await teamsRepo(trx).update(team.id, { ...patch.columns, updated_at: at });
-    if (audienceStored) await setAudienceFromSends(trx, team.id, audience!);
+    if (audience !== undefined) await setAudienceFromSends(trx, team.id, audience);
   });
   return changed;
 }

@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Db } from '../sql/db.js';
 import type { TeamRow } from '../sql/tables.js';
 
@@ -58,29 +57,12 @@ export function teamsRepo(db: Db): TeamsRepo {
   };
 }
 
-// `audience_from_sends` is a column another migration adds to `teams`. Until it exists the
-// setting reads as its default (true) and cannot be changed. Whether it exists is asked once per
-// database handle, outside any transaction (on PostgreSQL a failed statement spoils one).
-const audienceColumn = new WeakMap<Db, Promise<boolean>>();
-
-export function audienceColumnPresent(db: Db): Promise<boolean> {
-  let known = audienceColumn.get(db);
-  if (!known) {
-    known = sql`select audience_from_sends from teams where 1 = 0`.execute(db).then(() => true, () => false);
-    audienceColumn.set(db, known);
-  }
-  return known;
-}
-
-/** The team's `audience_from_sends` (default true while the column does not exist). */
+/** The team's `audience_from_sends` (migration 012; true for a team not found). */
 export async function audienceFromSends(db: Db, teamId: string): Promise<boolean> {
-  if (!(await audienceColumnPresent(db))) return true;
-  const row = await sql<{ value: number | boolean | null }>`select audience_from_sends as value from teams where id = ${teamId}`.execute(db);
-  const value = row.rows[0]?.value;
-  return value === null || value === undefined ? true : Boolean(value);
+  const row = await db.selectFrom('teams').select('audience_from_sends').where('id', '=', teamId).executeTakeFirst();
+  return row ? Boolean(row.audience_from_sends) : true;
 }
 
-/** Sets it; call only once audienceColumnPresent said yes (inside a transaction is fine). */
 export async function setAudienceFromSends(db: Db, teamId: string, value: boolean): Promise<void> {
-  await sql`update teams set audience_from_sends = ${value ? 1 : 0} where id = ${teamId}`.execute(db);
+  await db.updateTable('teams').set({ audience_from_sends: value ? 1 : 0 }).where('id', '=', teamId).execute();
 }

@@ -3,7 +3,6 @@ import { startTestAppliance } from '../helpers/appliance.js';
 import { call } from '../helpers/http.js';
 import { testClock } from '../helpers/test-clock.js';
 import { runAdmin } from '../../bin/admin-commands.js';
-import { audienceColumnPresent } from '../../storage/repos/index.js';
 import { isCountryCode, planCatalog, sendAllowance, teamService } from '../../core/team/index.js';
 import { regionDirectory } from '../../core/regions.js';
 import { pino } from 'pino';
@@ -163,18 +162,13 @@ t.test('renaming needs a team admin: an OAuth token is 403 invalid_permission on
   t.equal((await service.update(token, { sender_name: null })).name, 'OAuth rename', 'other fields are fine with team:write');
 });
 
-t.test('audience_from_sends defaults to true; turning it off is stored once the column exists', async (t) => {
+t.test('audience_from_sends defaults to true; turning it off is stored', async (t) => {
   const { token } = await app.newTeam('Audience');
   t.equal((await patch(token, { audience_from_sends: true })).body.audience_from_sends, true);
   const off = await patch(token, { audience_from_sends: false });
-  if (await audienceColumnPresent(db)) {
-    t.equal(off.status, 200);
-    t.equal(off.body.audience_from_sends, false);
-    t.equal((await call(base, 'GET', '/team', { token })).body.audience_from_sends, false);
-  } else {
-    t.equal(off.status, 501, 'without the audience migration the setting cannot be turned off');
-    t.equal(off.body.name, 'not_implemented');
-  }
+  t.equal(off.status, 200);
+  t.equal(off.body.audience_from_sends, false);
+  t.equal((await call(base, 'GET', '/team', { token })).body.audience_from_sends, false);
   t.equal((await patch(token, { audience_from_sends: 1 })).status, 400);
 });
 
