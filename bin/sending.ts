@@ -11,7 +11,7 @@ import { emailShares, type EmailShares } from '../core/emails/index.js';
 import { attachmentFetcher } from '../net/attachment-fetcher.js';
 import { returnPaths, type ReturnPaths } from '../core/emails/index.js';
 import { applianceFact } from '../storage/repos/index.js';
-import { audienceFromSends, consentHasher } from '../core/contacts/index.js';
+import { audienceFromSends, type ConsentHasher } from '../core/contacts/index.js';
 import type { SendingDomains } from '../core/emails/index.js';
 import type { SendAllowance } from '../core/team/index.js';
 import type { DnsResolver } from '../dns/resolver.js';
@@ -33,6 +33,8 @@ export interface SendingInput {
   domains: SendingDomains;
   /** Where share and download links point (core/link-base.ts). */
   linkBase: () => string;
+  /** The consent trail's keyed hash of addresses (core/contacts). */
+  consentHash: ConsentHasher;
   /** The team area's send allowance (daily and monthly caps, suspension). */
   allowance: SendAllowance;
 }
@@ -69,7 +71,7 @@ export function sendingArea(input: SendingInput): Sending {
   });
   const recorder = deliveryRecorder({
     db: database.db, clock, logger, queueLifetimeMs: config.outbound_queue_lifetime_hours * 3600_000,
-    audience: audienceFromSends(consentHasher(input.secretBox.derive('consent v1')), { simulatorDomain: config.mailbox_simulator_domain }),
+    audience: audienceFromSends(input.consentHash, { simulatorDomain: config.mailbox_simulator_domain }),
   });
   const shares = emailShares({ db: database.db, clock, logger, secretBox: input.secretBox, linkBase: input.linkBase });
   return { emails, domains, wake, recorder, shares, returnPaths: signedReturnPaths(input) };

@@ -32,7 +32,7 @@ import { cloudflareClient } from '../net/cloudflare.js';
 import { metricsRollup, metricsService, rollupWork, type MetricsRollup } from '../core/metrics/index.js';
 import { durableWorker, type DurableWorker } from '../core/work/index.js';
 import { backupService } from '../core/backup.js';
-import { consentHasher, contactPropertiesService, contactsService, fixedContactLimit } from '../core/contacts/index.js';
+import { consentHasher, contactPropertiesService, contactsService, fixedContactLimit, type ConsentHasher } from '../core/contacts/index.js';
 import { topicsService } from '../core/topics/index.js';
 import type { OpsMetrics } from '../core/ops-metrics.js';
 
@@ -102,7 +102,9 @@ export function applianceServices(input: ServicesInput): Services {
   const deliveryResolver = cachedResolver(input.resolver, redisDnsCacheStore(redis), config.dns_cache_ttl_s);
   const webhookDispatcher = webhookDispatcherOf(input);
   // Recipient checks ask DNS through the delivery cache; attachment fetches judge addresses uncached.
-  const sending = sendingArea({ config, database, redis, logger, clock, resolver: deliveryResolver, uncachedResolver: input.resolver, secretBox: input.secretBox, regions, domains, linkBase: links.url, allowance });
+  // One keyed hash of addresses for the consent trail, shared by the API and audience from sends.
+  const consentHash = consentHasher(input.secretBox.derive('consent v1'));
+  const sending = sendingArea({ config, database, redis, logger, clock, resolver: deliveryResolver, uncachedResolver: input.resolver, secretBox: input.secretBox, regions, domains, linkBase: links.url, allowance, consentHash });
   const receiving = receivingArea({
     config, database, logger, clock, secretBox: input.secretBox, domains, hostname: input.hostname,
     returnPaths: (address) => sending.returnPaths.check(address, clock.now()), recorder: sending.recorder, linkBase: links.url,
@@ -114,7 +116,7 @@ export function applianceServices(input: ServicesInput): Services {
   });
   const areas: Services['areas'] = {
     foundation: foundationServices(input, repos, domains, receiving.spool.dir, plans),
-    audience: audienceServices(input, team, links.url),
+    audience: audienceServices(input, team, links.url, consentHash),
     sending: sendingServices(input, { sending, domainsDeps, rollup, team, wakeDispatcher: () => webhookDispatcher.wakes.wake() }),
     inbox: { receiving: receiving.service },
   };
@@ -153,14 +155,14 @@ function foundationServices(input: ServicesInput, repos: Repos, domains: DomainL
   };
 }
 
-function audienceServices(input: ServicesInput, team: TeamService, links: () => string): AudienceServices {
+function audienceServices(input: ServicesInput, team: TeamService, links: () => string, consentHash: ConsentHasher): AudienceServices {
   const { config, database, clock, logger } = input;
   return {
     suppressions: suppressionsService({ db: database.db, clock }),
     team,
     members: membersService({ db: database.db, clock, logger }),
     contacts: contactsService({
-      db: database.db, clock, hash: consentHasher(input.secretBox.derive('consent v1')), contactLimit: fixedContactLimit(config.contacts_limit),
+      db: database.db, clock, hash: consentHash, contactLimit: fixedContactLimit(config.contacts_limit),
     }),
     contactProperties: contactPropertiesService({ db: database.db, clock }),
     topics: topicsService({ db: database.db, clock }),
