@@ -9,10 +9,14 @@ export npm_config_nodedir := $(RUNTIME)
 PREFIX ?= /opt/svc
 SYSTEMD_DIR ?= /etc/systemd/system
 
-.PHONY: setup build run test test-only bench install clean
+.PHONY: setup setup-test build run test test-only bench install clean
 
+# What the appliance needs to run; `make test` adds the test tools (never on a production box).
 setup:
 	@bash scripts/setup.sh
+
+setup-test:
+	@bash scripts/setup.sh --test
 
 build: setup
 	@tsoa spec-and-routes >/dev/null
@@ -26,7 +30,7 @@ run: build
 	  echo "make run: this machine's name is not fully qualified: trying svc as svc.localhost (set SVC_MAIL_HOSTNAME to its public DNS name for real mail)"; \
 	  export SVC_MAIL_HOSTNAME=svc.localhost; fi; exec bin/svc start
 
-test: build
+test: setup-test build
 	@bash scripts/test.sh
 
 # The suite without the install/build steps, for a tree that is already built.

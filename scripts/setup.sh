@@ -1,29 +1,47 @@
 #!/usr/bin/env bash
-# Installs whatever is missing for svc on a Debian machine, then builds it. Safe to run again:
-# each step is skipped when its result is already there.
-#   OS packages (apt): redis-server, clamav-daemon, swaks, python3-dkim, strace, eatmydata, postgresql
-#   (and systemd's analyzer when available)
-#   runtime/: Node 24 LTS as an npm platform package (svc carries its own runtime)
-#   node_modules/: npm ci, run with that runtime
+# Installs whatever is missing for svc on a Debian machine. Safe to run again: each step is skipped
+# when its result is already there.
+#   scripts/setup.sh          what the appliance needs to run: redis-server and clamav-daemon (apt),
+#                             Node 24 LTS in runtime/ (svc carries its own runtime), node_modules/
+#   scripts/setup.sh --test   also the test tools (apt): swaks, python3-dkim, strace, eatmydata,
+#                             postgresql and chromium — never installed on a production box
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 say() { printf 'setup: %s\n' "$*"; }
 
-install_os_packages() {
-  local missing=()
-  command -v redis-server >/dev/null || missing+=(redis-server)
-  [ -x /usr/sbin/clamd ] || missing+=(clamav-daemon)
-  # swaks: a second, independent SMTP client the inbound tests use when it is there.
-  command -v swaks >/dev/null || missing+=(swaks)
+with_tests=false
+case "${1:-}" in
+  --test) with_tests=true ;;
+  '') ;;
+  *) echo "usage: scripts/setup.sh [--test]" >&2; exit 2 ;;
+esac
+
+# What the appliance runs with: its private Redis and the virus scanner's daemon.
+production_packages() {
+  command -v redis-server >/dev/null || echo redis-server
+  [ -x /usr/sbin/clamd ] || echo clamav-daemon
+}
+
+# What only the test suite uses.
+test_packages() {
+  # swaks: a second, independent SMTP client the inbound and submission tests drive.
+  command -v swaks >/dev/null || echo swaks
   # dkimpy: the tests' independent DKIM verifier of svc's outbound signatures.
-  /usr/bin/python3 -c 'import dkim' 2>/dev/null || missing+=(python3-dkim)
+  /usr/bin/python3 -c 'import dkim' 2>/dev/null || echo python3-dkim
   # strace: the fault suite's probe that an fsync precedes every 200/250; eatmydata turns fsync
   # into a no-op so the same probe can be shown to fail.
-  command -v strace >/dev/null || missing+=(strace)
-  command -v eatmydata >/dev/null || missing+=(eatmydata)
+  command -v strace >/dev/null || echo strace
+  command -v eatmydata >/dev/null || echo eatmydata
   # postgresql: initdb/pg_ctl for the PostgreSQL tests' private cluster (test/helpers/postgres.ts).
-  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || missing+=(postgresql)
+  compgen -G '/usr/lib/postgresql/*/bin/initdb' >/dev/null || echo postgresql
+  # chromium: the pages people see (preference page, share page) are tested in a real browser.
+  [ -x /usr/bin/chromium ] || echo chromium
+}
+
+install_os_packages() {
+  local missing
+  mapfile -t missing < <(production_packages; if $with_tests; then test_packages; fi)
   [ ${#missing[@]} -eq 0 ] && return 0
   if ! command -v apt-get >/dev/null; then
     say "please install: ${missing[*]} (no apt-get here)"; return 0
