@@ -32,7 +32,7 @@ import { cloudflareClient } from '../net/cloudflare.js';
 import { metricsRollup, metricsService, rollupWork, type MetricsRollup } from '../core/metrics/index.js';
 import { durableWorker, type DurableWorker } from '../core/work/index.js';
 import { backupService } from '../core/backup.js';
-import { consentHasher, contactPropertiesService, contactsService, fixedContactLimit, type ConsentHasher } from '../core/contacts/index.js';
+import { consentHasher, contactPropertiesService, contactsService, planContactLimit, type ConsentHasher } from '../core/contacts/index.js';
 import { topicsService } from '../core/topics/index.js';
 import type { OpsMetrics } from '../core/ops-metrics.js';
 
@@ -162,7 +162,7 @@ function audienceServices(input: ServicesInput, team: TeamService, links: () => 
     team,
     members: membersService({ db: database.db, clock, logger }),
     contacts: contactsService({
-      db: database.db, clock, hash: consentHash, contactLimit: fixedContactLimit(config.contacts_limit),
+      db: database.db, clock, hash: consentHash, contactLimit: planContactLimit(async (db, teamId) => (await team.planIn(db, teamId)).limits.contacts, config.contacts_limit),
     }),
     contactProperties: contactPropertiesService({ db: database.db, clock }),
     topics: topicsService({ db: database.db, clock }),

@@ -78,7 +78,7 @@ export const schema = {
   outbound_poll_s: { type: 'int', default: 30, min: 1, max: 3600, doc: 'Safety poll of the outbound queue; new mail wakes it at once over Redis pub/sub.' },
   mailbox_simulator_domain: { type: 'string', default: 'simulator.svc.invalid', doc: 'Domain of the mailbox simulator: delivered@, bounced@, complained@ and suppressed@ it are resolved inside svc, never sent.' },
   email_attachments_max_mb: { type: 'int', default: 40, min: 1, max: 200, doc: 'Largest total size of one email\'s attachments, in MiB.' },
-  contacts_limit: { type: 'int', default: 0, min: 0, doc: 'Most contacts a team may hold (0: no limit); past it a create is 422 validation_error `Contact limit reached.`. Contacts added from delivered mail are not counted. Per plan once plans exist.' },
+  contacts_limit: { type: 'int', default: 0, min: 0, doc: 'Most contacts a team may hold (0: no limit); past it a create is 422 validation_error `Contact limit reached.`. Contacts added from delivered mail are not counted. A plan\'s own `contacts` limit, where it sets one, takes its place.' },
   public_base_url: { type: 'string', default: '', doc: 'Public https address of the HTTP API, for share links and signed download links; empty uses http://<http_host>:<http_port> when http_host is a loopback address, and refuses to make links (503) otherwise. Never taken from a request\'s Host header.' },
 
 

@@ -10,6 +10,7 @@ import { releaseScheduledJob } from '../../jobs/release-scheduled.js';
 import { pruneIdempotencyKeysJob } from '../../jobs/prune-idempotency-keys.js';
 import { ambiguousSweepJob } from '../../jobs/ambiguous-sweep.js';
 import { pruneConsentRecordsJob, pruneDroppedReceivedJob, pruneEventsJob, startFullOrphanSweep, sweepOrphanRawJob } from '../../jobs/retention.js';
+import { sampleBillableContactsJob } from '../../jobs/billable-contacts.js';
 import type { Services } from '../services.js';
 
 export interface JobsRole {
@@ -31,6 +32,7 @@ export async function startJobsRole(services: Services, config: Config): Promise
     pruneEventsJob(retention, config.events_retention_days),
     sweepOrphanRawJob(retention),
     pruneConsentRecordsJob(retention),
+    sampleBillableContactsJob(services.database.db, services.clock),
   ], services.redis, services.logger);
   const orphanSweep = startFullOrphanSweep(retention, services.logger);
   const webhookDispatch = startWebhookDispatch(services.webhookDispatcher, config.webhooks_poll_ms, services.logger);

@@ -5,7 +5,7 @@ export { contactsService, type ContactList, type ContactsDeps, type ContactsServ
 export { contactPropertiesService, type ContactPropertiesService, type ContactPropertyListItem, type ContactPropertyView, type CreatePropertyInput } from './properties-service.js';
 export { consentHasher, type ConsentContext, type ConsentHasher } from './consent.js';
 export { audienceFromSends, type AudienceFromSends } from './from-sends.js';
-export { fixedContactLimit, type ContactLimitOf } from './limit.js';
+export { planContactLimit, type ContactLimitOf } from './limit.js';
 export { PROPERTIES_PER_TEAM, type TypedValue } from './properties.js';
 export { NAME_MAX, PROPERTY_KEY_MAX, PROPERTY_STRING_MAX, type ContactInput, type CreateContactInput, type PropertyInput, type PropertyValue, type TopicChoiceInput } from './input.js';
 export type { ContactListItem, ContactView } from './view.js';

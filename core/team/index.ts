@@ -8,7 +8,7 @@ export { membersService, memberRoles, type MemberInput, type MembersService, typ
 export { planCatalog, checkPlanLimit, defaultPlanCode, type Plan, type PlanCatalog, type PlanLimits } from './plans.js';
 export { sendAllowance, dayPeriod, monthPeriod, type DailyLimit, type DailyLimitReason, type SendAllowance } from './allowance.js';
 export { assertMaySend, leftSandbox, riskStateOf, tierNames, type RiskState, type SendingStanding, type NextUnlock } from './standing.js';
-export { type SendUsage } from './usage.js';
+export { sampleAllBillableContacts, sampleBillableContacts, type SendUsage } from './usage.js';
 export { type TeamView, type TeamSummary, type TeamPlanLimits } from './view.js';
 export { type TeamPatchInput } from './profile.js';
 export { type PostalAddress, type PostalAddressInput, isCountryCode } from './address.js';

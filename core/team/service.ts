@@ -59,6 +59,9 @@ export function teamService(deps: TeamDeps) {
     /** The team's plan (limits for the domains, webhooks and contacts areas). */
     planOf: async (teamId: string): Promise<Plan> => deps.plans.of((await load(teamId)).plan_code),
 
+    /** The team's plan read through the caller's connection (inside its transaction). */
+    planIn: async (db: Db, teamId: string): Promise<Plan> => deps.plans.of((await teamsRepo(db).byId(teamId))?.plan_code ?? null),
+
     /** Refuses the team's next domain or webhook endpoint when its plan has as many as it allows. */
     async checkLimit(teamId: string, limit: 'domain_limit' | 'webhook_endpoint_limit'): Promise<void> {
       const plan = deps.plans.of((await load(teamId)).plan_code);

@@ -1,6 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { shapedStatement } from '../sql/compiled.js';
 import type { Db } from '../sql/db.js';
+import { isPostgres } from '../sql/dialect.js';
 import { paginate, type Page, type PageQuery } from '../sql/paginate.js';
 import type {
   ContactOrigin, ContactPropertyValueRow, ContactRow, ContactTopicRow, PropertyType, SubscriptionStatus,
@@ -26,6 +27,7 @@ export interface ContactsRepo {
   update(teamId: string, id: string, change: ContactChange): Promise<void>;
   list(teamId: string, page: PageQuery): Promise<Page<ContactRow>>;
   /** Contacts counted toward the limit: all but those added from sends. */
+  /** Contacts that count toward the limit; on PostgreSQL also locks the team's row (call in the adding transaction). */
   countCounted(teamId: string): Promise<number>;
   values(teamId: string, contactId: string): Promise<TypedValueRow[]>;
   setValue(row: ContactPropertyValueRow): Promise<void>;
@@ -53,6 +55,9 @@ export function contactsRepo(db: Db): ContactsRepo {
     },
     list: (teamId, page) => paginate(db, db.selectFrom('contacts').selectAll().where('team_id', '=', teamId), 'id', page),
     async countCounted(teamId) {
+      // On PostgreSQL the team's row is the lock two creates racing for the last place queue on
+      // (SQLite's one writer already serialises them), so count-then-insert stays exact.
+      if (isPostgres(db)) await db.selectFrom('teams').select('id').where('id', '=', teamId).forUpdate().execute();
       const row = await db.selectFrom('contacts').select(sql<number>`count(*)`.as('n'))
         .where('team_id', '=', teamId).where('origin', '<>', 'sends').executeTakeFirst();
       return Number(row?.n ?? 0);

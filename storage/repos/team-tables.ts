@@ -16,7 +16,10 @@ export interface TeamMemberRow {
 
 export interface TeamUsageRow {
   team_id: string;
-  /** `d:YYYY-MM-DD` (a UTC day) or `m:YYYY-MM` (a UTC month). */
+  /**
+   * `d:YYYY-MM-DD` (a UTC day) or `m:YYYY-MM` (a UTC month): emails sent. `p:YYYY-MM`: the month's
+   * peak of billable contacts, kept in the same counter column.
+   */
   period: string;
   emails: number;
 }

@@ -20,6 +20,13 @@ export interface TeamUsageRepo {
   read(teamId: string, periods: readonly string[]): Promise<Record<string, number>>;
   /** Days (`d:` periods) from `fromPeriod` to `toPeriod` inclusive with their counts. */
   days(teamId: string, fromPeriod: string, toPeriod: string): Promise<{ period: string; emails: number }[]>;
+  /**
+   * Contacts the plan bills: subscribed (not unsubscribed, not `never_subscribed`), whose effective
+   * subscription is `opt_in` on at least one live topic, and not on the suppression list.
+   */
+  countBillableContacts(teamId: string): Promise<number>;
+  /** Raises a peak row (`p:` periods keep their figure in the counter) to `value`; answers the peak. */
+  raisePeak(teamId: string, period: string, value: number): Promise<number>;
 }
 
 export function teamUsageRepo(db: Db): TeamUsageRepo {
@@ -48,5 +55,26 @@ export function teamUsageRepo(db: Db): TeamUsageRepo {
     days: async (teamId, fromPeriod, toPeriod) => (await db.selectFrom('team_usage').select(['period', 'emails'])
       .where('team_id', '=', teamId).where('period', '>=', fromPeriod).where('period', '<=', toPeriod).orderBy('period').execute())
       .map((r) => ({ period: r.period, emails: Number(r.emails) })),
+    async countBillableContacts(teamId) {
+      const row = await db.selectFrom('contacts as c').select(sql<number>`count(*)`.as('n'))
+        .where('c.team_id', '=', teamId).where('c.subscription_status', '=', 'subscribed')
+        .where(({ exists, not, selectFrom }) => not(exists(selectFrom('suppressions as s').select(sql`1`.as('one'))
+          .whereRef('s.team_id', '=', 'c.team_id').whereRef('s.email_key', '=', 'c.email_key'))))
+        .where(({ exists, selectFrom }) => exists(selectFrom('topics as t')
+          .leftJoin('contact_topics as ct', (j) => j.onRef('ct.topic_id', '=', 't.id').onRef('ct.contact_id', '=', 'c.id'))
+          .select(sql`1`.as('one'))
+          .whereRef('t.team_id', '=', 'c.team_id').where('t.deleted_at', 'is', null)
+          .where(sql<boolean>`coalesce(ct.subscription, t.default_subscription) = 'opt_in'`)))
+        .executeTakeFirst();
+      return Number(row?.n ?? 0);
+    },
+    async raisePeak(teamId, period, value) {
+      await db.insertInto('team_usage').values({ team_id: teamId, period, emails: value })
+        .onConflict((oc) => oc.columns(['team_id', 'period']).doUpdateSet({
+          emails: sql`case when team_usage.emails > excluded.emails then team_usage.emails else excluded.emails end`,
+        })).execute();
+      const row = await db.selectFrom('team_usage').select('emails').where('team_id', '=', teamId).where('period', '=', period).executeTakeFirst();
+      return Number(row?.emails ?? value);
+    },
   };
 }
