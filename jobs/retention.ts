@@ -1,5 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
+import type { RetentionWindowsOf } from '../core/retention-windows.js';
 import { pruneDroppedReceived } from '../core/retention/index.js';
 import { pruneEvents } from '../core/retention/index.js';
 import { pruneConsentRecords } from '../core/retention/index.js';
@@ -14,13 +15,16 @@ export interface RetentionDeps {
   clock: Clock;
 }
 
-/** Hourly: dropped received records past their window go, with their raw files. Kept mail stays. */
-export function pruneDroppedReceivedJob(deps: RetentionDeps, retentionDays: number): Job {
+/**
+ * Hourly: dropped received records past their team's window (its plan's, else `retentionDays`) go,
+ * with their raw files. Kept mail stays.
+ */
+export function pruneDroppedReceivedJob(deps: RetentionDeps, windowsOf: RetentionWindowsOf, retentionDays: number): Job {
   return {
     name: 'prune-dropped-received',
     schedule: '29 * * * *',
     leaseMs: 10 * 60_000,
-    run: async () => ({ ...await pruneDroppedReceived(deps, retentionDays) }),
+    run: async () => ({ ...await pruneDroppedReceived(deps, await windowsOf(retentionDays)) }),
   };
 }
 

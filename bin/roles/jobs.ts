@@ -11,6 +11,7 @@ import { pruneIdempotencyKeysJob } from '../../jobs/prune-idempotency-keys.js';
 import { ambiguousSweepJob } from '../../jobs/ambiguous-sweep.js';
 import { pruneConsentRecordsJob, pruneDroppedReceivedJob, pruneEventsJob, startFullOrphanSweep, sweepOrphanRawJob } from '../../jobs/retention.js';
 import { sampleBillableContactsJob } from '../../jobs/billable-contacts.js';
+import { teamRetentionWindows } from '../../core/team/index.js';
 import type { Services } from '../services.js';
 
 export interface JobsRole {
@@ -21,14 +22,15 @@ export interface JobsRole {
 
 export async function startJobsRole(services: Services, config: Config): Promise<JobsRole> {
   const retention = { db: services.database.db, spool: services.receiving.spool, clock: services.clock };
+  const windows = teamRetentionWindows(services.database.db, services.plans);
   const scheduler = startScheduler([
-    pruneRequestLogsJob(services.repos.requestLogs, services.clock, config.logs_retention_days),
+    pruneRequestLogsJob(services.repos.requestLogs, services.clock, windows, config.logs_retention_days),
     pruneWebhookMessagesJob(services.database.db, services.clock, config.webhooks_retention_days),
     recheckDomainsJob(() => services.areas.sending.domains.recheckAll(), config.domains_recheck_cron),
     releaseScheduledJob({ db: services.database.db, clock: services.clock, logger: services.logger, wake: services.sending.wake }),
     pruneIdempotencyKeysJob(services.database.db, services.clock),
     ambiguousSweepJob({ db: services.database.db, clock: services.clock, logger: services.logger, recorder: services.sending.recorder }),
-    pruneDroppedReceivedJob(retention, config.receiving_dropped_retention_days),
+    pruneDroppedReceivedJob(retention, windows, config.receiving_dropped_retention_days),
     pruneEventsJob(retention, config.events_retention_days),
     sweepOrphanRawJob(retention),
     pruneConsentRecordsJob(retention),

@@ -1,14 +1,17 @@
 import type { RequestLogsRepo } from '../../storage/repos/index.js';
 import type { Clock } from '../clock.js';
-import { daysBefore } from '../time.js';
+import { pruneByWindows, type RetentionWindows } from '../retention-windows.js';
 
-/** Deletes request logs older than the retention window, in short batches. Returns the count. */
-export async function pruneRequestLogs(repo: RequestLogsRepo, clock: Clock, retentionDays: number): Promise<number> {
-  const cutoff = daysBefore(clock.now(), retentionDays);
-  let total = 0;
-  for (;;) {
-    const deleted = await repo.deleteOlderThan(cutoff, 1000);
-    total += deleted;
-    if (deleted < 1000) return total;
-  }
+const BATCH = 1000;
+
+/** Deletes request logs older than each team's retention window, in short batches. Returns the count. */
+export async function pruneRequestLogs(repo: RequestLogsRepo, clock: Clock, windows: RetentionWindows): Promise<number> {
+  return pruneByWindows(windows, clock.now(), async (cutoff, scope) => {
+    let total = 0;
+    for (;;) {
+      const deleted = await repo.deleteOlderThan(cutoff, BATCH, scope);
+      total += deleted;
+      if (deleted < BATCH) return total;
+    }
+  });
 }

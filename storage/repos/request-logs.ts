@@ -3,6 +3,7 @@ import type { Db } from '../sql/db.js';
 import { compiledInsert } from '../sql/compiled.js';
 import { inRelaxedWriteTransaction } from '../sql/write-transaction.js';
 import type { RequestLogRow } from '../sql/tables.js';
+import { inTeamScope, type TeamScope } from '../sql/team-scope.js';
 import { containsPattern, paginate, type Page, type PageQuery } from '../sql/paginate.js';
 
 export interface RequestLogFilter {
@@ -21,7 +22,8 @@ export interface RequestLogsRepo {
   insertMany(rows: readonly RequestLogRow[]): Promise<void>;
   list(teamId: string, filter: RequestLogFilter, page: PageQuery): Promise<Page<RequestLogSummary>>;
   byId(teamId: string, id: string): Promise<RequestLogRow | undefined>;
-  deleteOlderThan(cutoff: string, batch: number): Promise<number>;
+  /** Deletes up to `batch` logs of the teams in `scope` created before `cutoff`. */
+  deleteOlderThan(cutoff: string, batch: number, scope: TeamScope): Promise<number>;
 }
 
 const requestLogColumns = [
@@ -59,10 +61,11 @@ export function requestLogsRepo(db: Db): RequestLogsRepo {
     },
     byId: (teamId, id) =>
       db.selectFrom('request_logs').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),
-    async deleteOlderThan(cutoff, batch) {
+    async deleteOlderThan(cutoff, batch, scope) {
       // Bounded batches keep each write transaction short while the API is serving.
       const r = await db.deleteFrom('request_logs')
-        .where('id', 'in', db.selectFrom('request_logs').select('id').where('created_at', '<', cutoff).limit(batch))
+        .where('id', 'in', db.selectFrom('request_logs').select('id').where('created_at', '<', cutoff)
+          .where((eb) => inTeamScope(eb, 'team_id', scope)).limit(batch))
         .executeTakeFirst();
       return Number(r.numDeletedRows);
     },

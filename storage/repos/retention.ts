@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../sql/db.js';
+import { inTeamScope, type TeamScope } from '../sql/team-scope.js';
 import type { DroppedReason } from './received-tables.js';
 
 // SQL of the retention jobs: dropped received records past their window, outbox events every
@@ -20,7 +21,7 @@ export interface PrunableEvent {
 
 export interface RetentionRepo {
   /** Up to `limit` dropped records received before `before` (the partial index of migration 009). */
-  droppedBefore(before: string, limit: number): Promise<DroppedRecord[]>;
+  droppedBefore(before: string, limit: number, scope: TeamScope): Promise<DroppedRecord[]>;
   /**
    * Deletes those records (and any attachment rows) — only while still dropped. Dropped records
    * never counted in received_usage, so the usage is left alone. Answers how many went.
@@ -46,9 +47,9 @@ export interface RetentionRepo {
 
 export function retentionRepo(db: Db): RetentionRepo {
   return {
-    droppedBefore: (before, limit) => db.selectFrom('received_emails')
+    droppedBefore: (before, limit, scope) => db.selectFrom('received_emails')
       .select(['id', 'team_id', 'dropped_reason', 'raw_key'])
-      .where('dropped_reason', 'is not', null).where('created_at', '<', before)
+      .where('dropped_reason', 'is not', null).where('created_at', '<', before).where((eb) => inTeamScope(eb, 'team_id', scope))
       .orderBy('created_at').limit(limit).execute() as Promise<DroppedRecord[]>,
     async deleteDropped(ids) {
       if (ids.length === 0) return 0;

@@ -12,6 +12,7 @@ export * from './postgres.js';
 export * from './raw-sqlite.js';
 export * from './sqlite-compiler.js';
 export * from './tables.js';
+export * from './team-scope.js';
 export * from './transaction.js';
 export * from './tx-statements.js';
 export * from './wal-sync.js';

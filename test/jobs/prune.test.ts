@@ -1,4 +1,5 @@
 import t from 'tap';
+import { fixedWindow } from '../../core/retention-windows.js';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestAppliance } from '../helpers/appliance.js';
@@ -59,7 +60,7 @@ t.test('the job deletes logs older than the retention window and keeps the recen
   ]);
   t.equal(count(), 6);
   const logger = recordingLogger();
-  const scheduler = startScheduler([pruneRequestLogsJob(requestLogs, clock, 30)], redis, logger);
+  const scheduler = startScheduler([pruneRequestLogsJob(requestLogs, clock, async (days) => fixedWindow(days), 30)], redis, logger);
   t.teardown(() => scheduler.stop());
 
   t.equal(await scheduler.runNow('prune-request-logs'), true, 'the job ran');
@@ -78,12 +79,12 @@ t.test('pruneRequestLogs deletes in batches until none is left, and returns the 
   rows.push(logRow(DAY, '/recent'));
   await requestLogs.insertMany(rows);
   t.equal(count(), 2346);
-  t.equal(await pruneRequestLogs(requestLogs, clock, 30), 2345, 'every old row, across three batches');
+  t.equal(await pruneRequestLogs(requestLogs, clock, fixedWindow(30)), 2345, 'every old row, across three batches');
   t.same(paths(), ['/recent']);
-  t.equal(await pruneRequestLogs(requestLogs, clock, 30), 0, 'nothing left to delete');
-  t.equal(await pruneRequestLogs(requestLogs, clock, 1), 0, 'a row exactly 1 day old is not past a 1-day window (the cutoff is strict)');
+  t.equal(await pruneRequestLogs(requestLogs, clock, fixedWindow(30)), 0, 'nothing left to delete');
+  t.equal(await pruneRequestLogs(requestLogs, clock, fixedWindow(1)), 0, 'a row exactly 1 day old is not past a 1-day window (the cutoff is strict)');
   clock.advance(1000);
-  t.equal(await pruneRequestLogs(requestLogs, clock, 1), 1, 'one second later it is');
+  t.equal(await pruneRequestLogs(requestLogs, clock, fixedWindow(1)), 1, 'one second later it is');
 });
 
 t.test('the Redis lock keeps a job from running twice at once', async (t) => {
@@ -134,7 +135,7 @@ t.test('the Redis lock keeps a job from running twice at once', async (t) => {
 
 t.test('two concurrent runNow of the prune job: one wins, the other returns false and deletes nothing twice', async (t) => {
   await requestLogs.insertMany([logRow(40 * DAY, '/old'), logRow(DAY, '/recent')]);
-  const job = pruneRequestLogsJob(requestLogs, clock, 30);
+  const job = pruneRequestLogsJob(requestLogs, clock, async (days) => fixedWindow(days), 30);
   let runs = 0;
   const counted: Job = { ...job, run: async () => { runs++; return job.run(); } };
   const logger = recordingLogger();
@@ -149,7 +150,7 @@ t.test('two concurrent runNow of the prune job: one wins, the other returns fals
 
 t.test('a lock held elsewhere blocks the job until its lease expires', async (t) => {
   await requestLogs.insertMany([logRow(40 * DAY, '/old')]);
-  const scheduler = startScheduler([pruneRequestLogsJob(requestLogs, clock, 30)], redis, recordingLogger());
+  const scheduler = startScheduler([pruneRequestLogsJob(requestLogs, clock, async (days) => fixedWindow(days), 30)], redis, recordingLogger());
   t.teardown(() => scheduler.stop());
   await redis.set(redisKeys.jobLock('prune-request-logs'), 'another-instance', 'PX', 300);
   t.equal(await scheduler.runNow('prune-request-logs'), false, 'blocked by the other instance');

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { fixedWindow } from '../../core/retention-windows.js';
 import { pruneDroppedReceived } from '../../core/retention/dropped.js';
 import type { Logger } from '../../core/logger.js';
 import { pruneDroppedReceivedJob } from '../../jobs/retention.js';
@@ -62,10 +63,10 @@ t.test('old drops go with their raw source; kept mail of any age and young drops
   t.equal(usageBefore.kept_count, 2);
 
   clock.advance(9 * DAY);
-  t.same(await pruneDroppedReceived(retention, 30), { records: 0, raw_files: 0 }, 'nothing is 30 days old yet');
+  t.same(await pruneDroppedReceived(retention, fixedWindow(30)), { records: 0, raw_files: 0 }, 'nothing is 30 days old yet');
 
   clock.advance(2 * DAY); // the first three are 31 days old, the rest 11
-  t.same(await pruneDroppedReceived(retention, 30), { records: 2, raw_files: 1 }, 'the two old drops and one raw file');
+  t.same(await pruneDroppedReceived(retention, fixedWindow(30)), { records: 2, raw_files: 1 }, 'the two old drops and one raw file');
   t.equal(await status(oldParseFailed), 404, 'an aged-out drop answers 404');
   t.equal(await status(oldNoMailbox), 404);
   t.notOk(await spool.exists(receivedRawKey(oldParseFailed)), 'its raw source is gone from the spool');
@@ -76,7 +77,7 @@ t.test('old drops go with their raw source; kept mail of any age and young drops
   t.same(usage(), usageBefore, 'usage is untouched: drops never counted');
 
   clock.advance(400 * DAY);
-  t.same(await pruneDroppedReceived(retention, 30), { records: 2, raw_files: 1 }, 'a year later the young drops went too');
+  t.same(await pruneDroppedReceived(retention, fixedWindow(30)), { records: 2, raw_files: 1 }, 'a year later the young drops went too');
   for (const id of [oldKept, youngKept]) t.equal(await status(id), 200, 'a kept message has no retention window');
   t.same(usage(), keptTotals(), 'usage still matches the kept messages');
   const raw = await rig.api(team.token, 'GET', `/emails/receiving/${oldKept}`);
@@ -91,7 +92,7 @@ t.test('batches: more drops than one batch, all go; the job logs one line with i
   for (let i = 0; i < 1203; i++) insert.run(crypto.randomUUID(), team.teamId, old);
   const keptBefore = keptTotals();
   const logger = recordingLogger();
-  const scheduler = startScheduler([pruneDroppedReceivedJob(retention, 30)], services.redis, logger);
+  const scheduler = startScheduler([pruneDroppedReceivedJob(retention, async (days) => fixedWindow(days), 30)], services.redis, logger);
   t.teardown(() => scheduler.stop());
   t.equal(await scheduler.runNow('prune-dropped-received'), true);
   t.match(logger.lines, [{ obj: { job: 'prune-dropped-received', result: { records: 1203, raw_files: 0 } }, msg: 'job finished' }]);

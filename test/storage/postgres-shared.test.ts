@@ -204,7 +204,7 @@ t.test('received mail and retention', async (t) => {
   t.equal((await repo.attachmentsOf([kept.id])).length, 1);
 
   const retention = retentionRepo(db);
-  t.same((await retention.droppedBefore('2021-01-01T00:00:00.000Z', 10)).map((r) => r.id), [dropped.id]);
+  t.same((await retention.droppedBefore('2021-01-01T00:00:00.000Z', 10, { except: [] })).map((r) => r.id), [dropped.id]);
   t.equal(await retention.deleteDropped([dropped.id, kept.id]), 1, 'only the dropped record goes');
   t.same([...(await retention.rawKeysOf([kept.id, dropped.id])).keys()], [kept.id]);
   const events = eventsRepo(db);
