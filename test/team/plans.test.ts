@@ -8,6 +8,7 @@ import { fakeSendingDomains, verifyDomainThroughApi } from '../helpers/sending.j
 import { runAdmin } from '../../bin/admin-commands.js';
 import { eventsRepo } from '../../storage/repos/index.js';
 import { emitEvent } from '../../core/outbox/index.js';
+import { releaseDueScheduled } from '../../core/emails/release.js';
 
 // Plans from config, put on teams with the admin CLI, and enforced: domain and webhook endpoint
 // limits, the daily cap (00:00 UTC) and the month's included emails, the new-account ramp, the
@@ -174,6 +175,10 @@ t.test('a suspended team cannot send by any path; reinstated it can', async (t) 
   clock.set(new Date('2026-08-01T08:00:00.000Z'));
   const team = await teamOn('Suspended', 'default');
   t.equal((await team.send([simulator('before')])).status, 200);
+  const scheduled = await call(base, 'POST', '/emails', {
+    token: team.token, body: { from: `hi@${team.domain}`, to: simulator('scheduled'), subject: 'Later', text: 'l', scheduled_at: '2026-08-01T09:00:00.000Z' },
+  });
+  t.equal(scheduled.status, 200, 'scheduled before the suspension');
   const suspended = await admin('team', 'suspend', team.teamId);
   t.equal(suspended.code, 0);
   t.match(suspended.lines[0], /suspended/);
@@ -189,6 +194,11 @@ t.test('a suspended team cannot send by any path; reinstated it can', async (t) 
   const direct = await app.appliance.services.api.sending.emails.send(caller, { from: `hi@${team.domain}`, to: simulator('direct'), subject: 'D', text: 'd' })
     .then(() => undefined, (err: unknown) => err as { statusCode?: number; errorName?: string });
   t.match(direct, { statusCode: 403, errorName: 'suspended_api_key' }, 'refused without an API key in front too');
+  clock.set(new Date('2026-08-01T09:00:01.000Z'));
+  const services = app.appliance.services;
+  t.equal(await releaseDueScheduled({ db, clock, logger: services.logger, wake: () => undefined }), 1, 'mail accepted before the suspension is still released');
+  const row = await db.selectFrom('emails').select('status').where('id', '=', scheduled.body.id).executeTakeFirstOrThrow();
+  t.not(row.status, 'scheduled');
   t.equal((await admin('team', 'reinstate', team.teamId)).code, 0);
   t.equal((await team.send([simulator('after')])).status, 200);
   t.equal((await call(base, 'GET', '/team', { token: team.token })).body.risk_state, 'normal');
