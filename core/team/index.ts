@@ -14,3 +14,4 @@ export { type TeamPatchInput } from './profile.js';
 export { type PostalAddress, type PostalAddressInput, isCountryCode } from './address.js';
 export { brandFonts, buttonStyles, defaultBrandKit, type BrandKit, type BrandKitInput } from './brand-kit.js';
 export { brandKitUploads, hostedUploadsPath, type BrandKitUploadsDeps, type BrandKitUploadsService, type BrandKitUploadView, type HostedImage } from './uploads.js';
+export { brandKitView } from './brand-kit.js';
