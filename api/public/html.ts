@@ -15,6 +15,8 @@ export interface HtmlPage {
   body: string;
   /** The one style block (trusted: built by the page, never from outside text). */
   style: string;
+  /** After `main`, so it is the page's contentinfo landmark (escaped like `body`). */
+  footer?: string;
 }
 
 export function renderPage(page: HtmlPage): string {
@@ -22,7 +24,7 @@ export function renderPage(page: HtmlPage): string {
     + '<meta name="viewport" content="width=device-width, initial-scale=1">'
     + '<meta name="robots" content="noindex, nofollow"><meta name="referrer" content="no-referrer">'
     + `<title>${escapeHtml(page.title)}</title><style>${page.style}</style></head>`
-    + `<body><main>${page.body}</main></body></html>`;
+    + `<body><main>${page.body}</main>${page.footer ?? ''}</body></html>`;
 }
 
 /** The CSP of a page: nothing loads, nothing runs; its style block by hash, forms only to itself. */

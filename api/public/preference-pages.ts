@@ -26,7 +26,7 @@ function style(sender?: SenderIdentity): string {
     + `button{font:inherit;padding:.5rem 1rem;border-radius:6px;border:1px solid ${colour};background:${colour};color:#fff;cursor:pointer}`
     + 'button:focus-visible,input:focus-visible,a:focus-visible{outline:3px solid #2563eb;outline-offset:2px}'
     + '.notice{background:#ecfdf5;border:1px solid #10b981;border-radius:6px;padding:.5rem .75rem}'
-    + 'fieldset:disabled{color:#6b7280}address{font-style:normal;color:#4b5563;font-size:.9rem;margin-top:1.5rem}';
+    + 'fieldset:disabled{color:#6b7280}footer{max-width:36rem;margin:1rem auto 0}address{font-style:normal;color:#4b5563;font-size:.9rem}';
 }
 
 const who = (page: PreferencePage) => `<p>Email from <strong>${e(page.sender.name)}</strong> to <strong>${e(page.email)}</strong>.</p>`;
@@ -64,7 +64,8 @@ export function preferencesPage(page: PreferencePage, message?: string): HtmlPag
       + topicsFieldset(page, true);
   return {
     title: `Email preferences — ${page.sender.name}`,
-    body: `<h1>Email preferences</h1>${notice(message)}${who(page)}${body}${footer(page.sender)}`,
+    body: `<h1>Email preferences</h1>${notice(message)}${who(page)}${body}`,
+    footer: footer(page.sender),
     style: style(page.sender),
   };
 }
@@ -77,7 +78,7 @@ export function unsubscribeQuestion(page: PreferencePage, token: string): HtmlPa
       + `<p><a href="../preferences/${e(token)}">Manage your preferences or resubscribe</a></p>`
     : `${who(page)}<form method="post"><input type="hidden" name="List-Unsubscribe" value="One-Click">`
       + `<p>Unsubscribe from all email from ${e(page.sender.name)}?</p><button type="submit">Unsubscribe</button></form>${preferences}`;
-  return { title: `Unsubscribe — ${page.sender.name}`, body: `<h1>Unsubscribe</h1>${body}${footer(page.sender)}`, style: style(page.sender) };
+  return { title: `Unsubscribe — ${page.sender.name}`, body: `<h1>Unsubscribe</h1>${body}`, footer: footer(page.sender), style: style(page.sender) };
 }
 
 /** The answer to the one-click POST. */
@@ -85,7 +86,8 @@ export function unsubscribedPage(page: PreferencePage, token: string): HtmlPage 
   return {
     title: `Unsubscribed — ${page.sender.name}`,
     body: `<h1>Unsubscribed</h1><p class="notice" role="status">You will no longer receive email from ${e(page.sender.name)} at <strong>${e(page.email)}</strong>.</p>`
-      + `<p>Changed your mind? <a href="../preferences/${e(token)}">Manage your preferences or resubscribe</a></p>${footer(page.sender)}`,
+      + `<p>Changed your mind? <a href="../preferences/${e(token)}">Manage your preferences or resubscribe</a></p>`,
+    footer: footer(page.sender),
     style: style(page.sender),
   };
 }
