@@ -55,9 +55,11 @@ export function preferencesPage(page: PreferencePage, message?: string): HtmlPag
     ? '<form method="post"><input type="hidden" name="action" value="save">'
       + `${topicsFieldset(page, false)}<button type="submit">Save preferences</button></form>`
       + '<form method="post"><input type="hidden" name="action" value="unsubscribe_all">'
-      + `<fieldset><legend>Unsubscribe from everything</legend><p>Stop every email from ${e(page.sender.name)} that you subscribed to, whatever the topics say.</p>`
+      + '<fieldset><legend>Unsubscribe from everything</legend>'
+      + `<p>Stop every email from ${e(page.sender.name)} that you subscribed to, whatever the topics say.</p>`
       + '<button type="submit">Unsubscribe from everything</button></fieldset></form>'
-    : `<p>${page.status === 'unsubscribed' ? 'You are unsubscribed from all email' : 'You have not subscribed to email'} from ${e(page.sender.name)}.</p>`
+    : `<p>${page.status === 'unsubscribed' ? 'You are unsubscribed from all email' : 'You have not subscribed to email'}`
+      + ` from ${e(page.sender.name)}.</p>`
       + '<form method="post"><input type="hidden" name="action" value="resubscribe">'
       + `<fieldset><legend>Subscribe again</legend><p>Receive email from ${e(page.sender.name)} again; you can then choose topics.</p>`
       + `<button type="submit">${page.status === 'unsubscribed' ? 'Resubscribe' : 'Subscribe'}</button></fieldset></form>`
@@ -85,7 +87,8 @@ export function unsubscribeQuestion(page: PreferencePage, token: string): HtmlPa
 export function unsubscribedPage(page: PreferencePage, token: string): HtmlPage {
   return {
     title: `Unsubscribed — ${page.sender.name}`,
-    body: `<h1>Unsubscribed</h1><p class="notice" role="status">You will no longer receive email from ${e(page.sender.name)} at <strong>${e(page.email)}</strong>.</p>`
+    body: '<h1>Unsubscribed</h1><p class="notice" role="status">'
+      + `You will no longer receive email from ${e(page.sender.name)} at <strong>${e(page.email)}</strong>.</p>`
       + `<p>Changed your mind? <a href="../preferences/${e(token)}">Manage your preferences or resubscribe</a></p>`,
     footer: footer(page.sender),
     style: style(page.sender),
@@ -99,4 +102,8 @@ export function linkNotFoundPage(): HtmlPage {
 
 export function pageFailedPage(): HtmlPage {
   return { title: 'Something went wrong', body: '<h1>Something went wrong</h1><p>The page could not be shown. Please try again later.</p>', style: style() };
+}
+
+export function formRefusedPage(): HtmlPage {
+  return { title: 'Form not accepted', body: '<h1>Form not accepted</h1><p>The form could not be read.</p>', style: style() };
 }

@@ -3,7 +3,7 @@ import type { Logger } from '../../core/logger.js';
 import type { PageRequest, PreferencePage, PreferencesService } from '../../core/preferences/index.js';
 import { sendPage, type HtmlPage } from './html.js';
 import {
-  linkNotFoundPage, pageFailedPage, preferencesPage, unsubscribedPage, unsubscribeQuestion,
+  formRefusedPage, linkNotFoundPage, pageFailedPage, preferencesPage, unsubscribedPage, unsubscribeQuestion,
 } from './preference-pages.js';
 
 // The unsubscribe and preference links of a contact's mail, outside the contract layer (no key,
@@ -25,10 +25,14 @@ const formBody = express.urlencoded({ extended: false, limit: '256kb', parameter
 const form: RequestHandler = (req, res, next) => formBody(req, res, (err?: unknown) => {
   if (!err) return next();
   const status = (err as { status?: number }).status ?? 400;
-  sendPage(res, status >= 400 && status < 500 ? status : 400, { ...pageFailedPage(), title: 'Form not accepted', body: '<h1>Form not accepted</h1><p>The form could not be read.</p>' });
+  sendPage(res, status >= 400 && status < 500 ? status : 400, formRefusedPage());
 });
 
-const list = (value: unknown): string[] => (Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : typeof value === 'string' ? [value] : []);
+/** A form field's values: one string, or several when the name repeats. */
+const list = (value: unknown): string[] => {
+  if (typeof value === 'string') return [value];
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+};
 
 const pageRequest = (req: Request): PageRequest => ({ ip: req.ip ?? req.socket.remoteAddress ?? null, userAgent: req.get('user-agent') ?? null });
 

@@ -72,9 +72,11 @@ export function preferencesService(deps: PreferencesDeps) {
     return contact ? preferencePage(deps.db, contact) : undefined;
   }
 
-  const context = (source: ConsentContext['source'], request: PageRequest): ConsentContext => ({ source, ip: request.ip, userAgent: request.userAgent });
-  const setStatus = (token: string, status: 'subscribed' | 'unsubscribed', source: ConsentContext['source'], request: PageRequest) =>
-    change(token, `${source}:${status}`, async (trx, contact) => Number(await setOwnSubscription(trx, selfDeps, contact, status, context(source, request))));
+  type Source = ConsentContext['source'];
+  const context = (source: Source, request: PageRequest): ConsentContext => ({ source, ip: request.ip, userAgent: request.userAgent });
+  const setStatus = (token: string, status: 'subscribed' | 'unsubscribed', source: Source, request: PageRequest) =>
+    change(token, `${source}:${status}`, async (trx, contact) =>
+      Number(await setOwnSubscription(trx, selfDeps, contact, status, context(source, request))));
 
   return {
     /** Broadcasts call this per recipient. Throws the link base's 503 when links cannot be made. */
