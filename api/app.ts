@@ -16,6 +16,7 @@ import { operationRoutes } from './route-table.js';
 import { brandKitRoutes } from './public/brand-kit.js';
 import { receivedDownloads } from './public/received-downloads.js';
 import { sentEmailRoutes } from './public/sent-emails.js';
+import { preferenceRoutes } from './public/preferences.js';
 
 /** The document served at /openapi.json and routed by (api/openapi-document.ts). */
 const openapiDocument = publishedDocument(generatedDocument);
@@ -58,6 +59,7 @@ function publicRouter(deps: ApiDeps): Router {
   receivedDownloads(router, limited, deps.inbox.receiving, deps.logger);
   sentEmailRoutes(router, limited, deps.sending.shares, deps.logger);
   brandKitRoutes(router, limited, deps.audience.brandKitUploads, deps.logger);
+  preferenceRoutes(router, limited, deps.audience.preferences, deps.logger);
   // The log hook goes first so that a request refused after authentication (429) is logged too.
   router.use(requestLog(deps));
   router.use(guard(deps, operationMatcher(openapiDocument)));

@@ -34,6 +34,7 @@ import { durableWorker, type DurableWorker } from '../core/work/index.js';
 import { backupService } from '../core/backup.js';
 import { consentHasher, contactPropertiesService, contactsService, planContactLimit, type ConsentHasher } from '../core/contacts/index.js';
 import { topicsService } from '../core/topics/index.js';
+import { preferencesService } from '../core/preferences/index.js';
 import type { OpsMetrics } from '../core/ops-metrics.js';
 
 export interface ServicesInput {
@@ -167,6 +168,7 @@ function audienceServices(input: ServicesInput, team: TeamService, links: () => 
     contactProperties: contactPropertiesService({ db: database.db, clock }),
     topics: topicsService({ db: database.db, clock }),
     brandKitUploads: brandKitUploads({ db: database.db, clock, logger, linkBase: links }),
+    preferences: preferencesService({ db: database.db, clock, logger, secretBox: input.secretBox, hash: consentHash, linkBase: links }),
   };
 }
 

@@ -10,3 +10,5 @@ export { PROPERTIES_PER_TEAM, type TypedValue } from './properties.js';
 export { NAME_MAX, PROPERTY_KEY_MAX, PROPERTY_STRING_MAX, type ContactInput, type CreateContactInput, type PropertyInput, type PropertyValue, type TopicChoiceInput } from './input.js';
 export type { ContactListItem, ContactView } from './view.js';
 export type { ContactOrigin, PropertyType, SubscriptionStatus } from '../../storage/repos/index.js';
+export { applyTopicChoices } from './choices.js';
+export { setOwnSubscription, type SelfServiceDeps } from './self-service.js';

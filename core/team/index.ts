@@ -15,3 +15,4 @@ export { type PostalAddress, type PostalAddressInput, isCountryCode } from './ad
 export { brandFonts, buttonStyles, defaultBrandKit, type BrandKit, type BrandKitInput } from './brand-kit.js';
 export { brandKitUploads, hostedUploadsPath, type BrandKitUploadsDeps, type BrandKitUploadsService, type BrandKitUploadView, type HostedImage } from './uploads.js';
 export { teamRetentionWindows } from './retention.js';
+export { brandKitView } from './brand-kit.js';

@@ -53,7 +53,8 @@ export interface ContactTopicRow {
 }
 
 export type ConsentKind = 'subscription' | 'topic' | 'erasure';
-export type ConsentSourceName = 'api' | 'import' | 'preference_page' | 'sends';
+/** `one_click`: the List-Unsubscribe one-click POST (RFC 8058) or the unsubscribe link's button. */
+export type ConsentSourceName = 'api' | 'import' | 'preference_page' | 'sends' | 'one_click';
 
 export interface ConsentRecordRow {
   id: string;

@@ -15,7 +15,7 @@ const mtaParts = ['mta', 'mta/inbound', 'mta/outbound', 'mta/bounces'];
  */
 const coreTiers: readonly (readonly string[])[] = [
   ['', 'api-keys', 'request-logs', 'outbox', 'work'], // foundation
-  ['suppressions', 'contacts', 'segments', 'topics', 'team'], // audience
+  ['suppressions', 'contacts', 'segments', 'topics', 'team', 'preferences'], // audience
   ['templates'], // content
   ['domains', 'emails', 'webhooks', 'metrics'], // sending
   ['broadcasts', 'automations', 'events'], // campaigns

@@ -1,0 +1,79 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { SecretBox } from '../../storage/files/index.js';
+
+// The token of a contact's unsubscribe and preference links: the team, the contact and a keyed
+// tag of its address, sealed with the appliance's secret box (AES-256-GCM, the sealing every
+// signed link uses), so it cannot be forged or altered and reveals nothing to its reader.
+//
+// It carries no expiry. The link is in mail people read, archive and search years later, and an
+// unsubscribe that stops working is an unsubscribe that fails (and a spam complaint instead):
+// the link lives as long as the contact does at that address. It dies when the contact is erased
+// (no row) and when its address changes (the tag no longer matches: the link was sent to the old
+// mailbox, whose reader is no longer the contact). Replacing `secret.key` ends every link.
+//
+// One token serves both paths: the unsubscribe page links to the preference page, and the
+// preference page can unsubscribe, so a second token would grant nothing the first does not.
+//
+// Plaintext: `c1.` + base64url(team id 16 bytes ‖ contact id 16 bytes ‖ tag 8 bytes), compact on
+// purpose (about 120 characters sealed): it rides in every message's List-Unsubscribe header.
+
+export interface ContactLinkClaim {
+  teamId: string;
+  contactId: string;
+}
+
+export interface ContactLinkTokens {
+  mint(teamId: string, contactId: string, emailKey: string): string;
+  /** The claim of a genuine token; undefined for anything else (the caller answers 404). */
+  open(token: string): (ContactLinkClaim & { tagMatches(emailKey: string): boolean }) | undefined;
+}
+
+const PREFIX = 'c1.';
+const TAG_BYTES = 8;
+const uuidHex = /^[0-9a-f]{32}$/;
+
+export function contactLinkTokens(box: SecretBox): ContactLinkTokens {
+  const key = box.derive('contact links v1');
+  const tag = (emailKey: string) => createHmac('sha256', key).update(emailKey, 'utf8').digest().subarray(0, TAG_BYTES);
+  return {
+    mint(teamId, contactId, emailKey) {
+      const packed = Buffer.concat([uuidBytes(teamId), uuidBytes(contactId), tag(emailKey)]);
+      return box.seal(PREFIX + packed.toString('base64url'));
+    },
+    open(token) {
+      const packed = unsealed(box, token);
+      if (!packed) return undefined;
+      const expected = packed.subarray(32);
+      return {
+        teamId: uuidText(packed.subarray(0, 16)),
+        contactId: uuidText(packed.subarray(16, 32)),
+        tagMatches: (emailKey) => timingSafeEqual(tag(emailKey), expected),
+      };
+    },
+  };
+}
+
+function unsealed(box: SecretBox, token: string): Buffer | undefined {
+  // A real token is about 120 characters; anything far longer is not one (and is not decrypted).
+  if (token.length > 400) return undefined;
+  let plain: string;
+  try {
+    plain = box.open(token);
+  } catch {
+    return undefined;
+  }
+  if (!plain.startsWith(PREFIX)) return undefined;
+  const packed = Buffer.from(plain.slice(PREFIX.length), 'base64url');
+  return packed.length === 32 + TAG_BYTES ? packed : undefined;
+}
+
+function uuidBytes(id: string): Buffer {
+  const hex = id.replaceAll('-', '').toLowerCase();
+  if (!uuidHex.test(hex)) throw new Error(`contact links: ${id} is not a UUID`);
+  return Buffer.from(hex, 'hex');
+}
+
+function uuidText(bytes: Buffer): string {
+  const hex = bytes.toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
