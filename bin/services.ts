@@ -34,6 +34,7 @@ import { durableWorker, type DurableWorker } from '../core/work/index.js';
 import { backupService } from '../core/backup.js';
 import { consentHasher, contactPropertiesService, contactsService, fixedContactLimit, type ConsentHasher } from '../core/contacts/index.js';
 import { topicsService } from '../core/topics/index.js';
+import { segmentsService } from '../core/segments/index.js';
 import type { OpsMetrics } from '../core/ops-metrics.js';
 
 export interface ServicesInput {
@@ -166,6 +167,7 @@ function audienceServices(input: ServicesInput, team: TeamService, links: () => 
     }),
     contactProperties: contactPropertiesService({ db: database.db, clock }),
     topics: topicsService({ db: database.db, clock }),
+    segments: segmentsService({ db: database.db, clock }),
     brandKitUploads: brandKitUploads({ db: database.db, clock, logger, linkBase: links }),
   };
 }
