@@ -1,4 +1,6 @@
 import t from 'tap';
+import { addExplicitMembers, checkSegmentsExist, countMembers } from '../../core/segments/index.js';
+import { inWriteTransaction } from '../../storage/sql/index.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { platformEvents } from '../helpers/audience.js';
 import { call } from '../helpers/http.js';
@@ -199,4 +201,25 @@ t.test('explicit membership: POST /contacts segments, add, remove, erasure, svc:
   t.equal((await api('DELETE', `/contacts/${a.body.id}`)).status, 200);
   t.same(await memberEmails(api, hand), [], 'an erased contact is in no segment');
   t.same(await app.appliance.services.database.db.selectFrom('segment_members').selectAll().where('contact_id', '=', a.body.id).execute(), [], 'its additions are gone');
+});
+
+t.test('the reads and writes other areas use: countMembers, addExplicitMembers in the caller\'s transaction', async (t) => {
+  const { token, teamId } = await app.newTeam('Segment callers');
+  const other = await app.newTeam('Segment callers outsider');
+  const api = apiOf(app, token);
+  const db = app.appliance.services.database.db;
+  const ids: string[] = [];
+  for (const email of ['p_1@example.com', 'p%2@example.com', 'q@example.com']) ids.push((await api('POST', '/contacts', { email })).body.id);
+  const stranger = (await call(base, 'POST', '/contacts', { token: other.token, body: { email: 'p_1@example.com' } })).body.id;
+  const literal = (await api('POST', '/segments', { name: 'Literal', filter: { any: [{ field: 'email', op: 'contains', value: '_1' }, { field: 'email', op: 'contains', value: '%2' }] } })).body.id;
+  t.same(await memberEmails(api, literal), ['p%2@example.com', 'p_1@example.com'], '% and _ are taken literally');
+  t.equal(await countMembers(db, teamId, literal), 2);
+  const added = await inWriteTransaction(db, (trx) => addExplicitMembers(trx, teamId, literal, [...ids, stranger], new Date()));
+  t.same(added.sort(), [...ids].sort(), 'the team\'s contacts only');
+  t.equal(await countMembers(db, teamId, literal), 3);
+  const entered = (await platformEvents(app, teamId)).filter((e) => e.type === 'svc:segment.entered').map((e) => e.contact_id);
+  t.same(entered, [ids[2]], 'announced only for the one not already in by the filter');
+  t.same(await inWriteTransaction(db, (trx) => addExplicitMembers(trx, teamId, literal, ids, new Date())), [], 'again: nothing added');
+  await t.rejects(countMembers(db, other.teamId, literal), { statusCode: 404 } as never, 'another team\'s segment is not found');
+  await t.rejects(inWriteTransaction(db, (trx) => checkSegmentsExist(trx, teamId, [literal, crypto.randomUUID()])), { statusCode: 422, options: { errors: [{ path: 'segments[1].id' }] } } as never);
 });
