@@ -11,6 +11,7 @@ import type { SuppressionsService } from '../core/suppressions/index.js';
 import type { ContactPropertiesService, ContactsService } from '../core/contacts/index.js';
 import type { TopicsService } from '../core/topics/index.js';
 import type { PreferencesService } from '../core/preferences/index.js';
+import type { SegmentsService } from '../core/segments/index.js';
 import type { EmailsService } from '../core/emails/index.js';
 import type { EmailShares } from '../core/emails/index.js';
 import type { WebhooksService } from '../core/webhooks/index.js';
@@ -64,6 +65,8 @@ export interface AudienceServices {
   /** Declared contact properties (`/contact-properties`). */
   contactProperties: ContactPropertiesService;
   topics: TopicsService;
+  /** Segments and a contact's explicit memberships. */
+  segments: SegmentsService;
   /** Brand kit images: uploaded through the API, served on the public router. */
   brandKitUploads: BrandKitUploadsService;
   /** A contact's unsubscribe and preference links and their public pages. */

@@ -35,6 +35,7 @@ import { backupService } from '../core/backup.js';
 import { consentHasher, contactPropertiesService, contactsService, planContactLimit, type ConsentHasher } from '../core/contacts/index.js';
 import { topicsService } from '../core/topics/index.js';
 import { preferencesService } from '../core/preferences/index.js';
+import { segmentsService } from '../core/segments/index.js';
 import type { OpsMetrics } from '../core/ops-metrics.js';
 
 export interface ServicesInput {
@@ -167,6 +168,7 @@ function audienceServices(input: ServicesInput, team: TeamService, links: () => 
     }),
     contactProperties: contactPropertiesService({ db: database.db, clock }),
     topics: topicsService({ db: database.db, clock }),
+    segments: segmentsService({ db: database.db, clock }),
     brandKitUploads: brandKitUploads({ db: database.db, clock, logger, linkBase: links }),
     preferences: preferencesService({ db: database.db, clock, logger, secretBox: input.secretBox, hash: consentHash, linkBase: links }),
   };

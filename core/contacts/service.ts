@@ -7,6 +7,7 @@ import { looksLikeId } from '../ids.js';
 import { parsePageQuery, type RawPageQuery } from '../pagination.js';
 import { isBareAddress } from '../suppressions/index.js';
 import { topicsRepo } from '../topics/index.js';
+import { addExplicitMembers, checkSegmentsExist, segmentMembersPage, watchSegmentEntry } from '../segments/index.js';
 import { applyTopicChoices } from './choices.js';
 import type { ConsentContext, ConsentHasher } from './consent.js';
 import {
@@ -53,9 +54,15 @@ export function contactsService(deps: ContactsDeps) {
     /** 201 `{object, id}` whether the address was new or not (rule 1). */
     async create(teamId: string, input: CreateContactInput, context: ConsentContext): Promise<Ref> {
       const checked = { ...checkFields(input), email: checkEmail(input.email), topics: checkTopicChoices(input.topics) };
-      // Segments are not built yet: no segment id can name one.
-      if (input.segments?.length) throw validationError(422, 'segments[0].id', `Segment \`${input.segments[0]!.id}\` not found.`);
-      const id = await write((trx) => createContact(trx, writeDeps, teamId, checked, context));
+      const id = await write(async (trx) => {
+        const segmentIds = await checkSegmentsExist(trx, teamId, (input.segments ?? []).map((s) => s.id));
+        const watch = await watchSegmentEntry(trx, teamId, { emailKey: emailKeyOf(checked.email) });
+        const contactId = await createContact(trx, writeDeps, teamId, checked, context);
+        // Entries by filter first: an explicit addition then announces only a contact not in already.
+        await watch.settle(contactId, deps.clock.now());
+        for (const segmentId of segmentIds) await addExplicitMembers(trx, teamId, segmentId, [contactId], deps.clock.now());
+        return contactId;
+      });
       return { object: 'contact', id };
     },
 
@@ -63,7 +70,8 @@ export function contactsService(deps: ContactsDeps) {
       const page = parsePageQuery(query);
       if (query.segment_id !== undefined) {
         if (!looksLikeId(query.segment_id)) throw invalidParameter('segment_id', 'The `segment_id` parameter must be a segment id.');
-        throw notFound('Segment');
+        const members = await segmentMembersPage(deps.db, teamId, query.segment_id, page);
+        return { object: 'list', data: members.data.map(contactListItem) };
       }
       const result = await repo.list(teamId, page);
       return { object: 'list', data: result.data.map(contactListItem) };
@@ -78,7 +86,9 @@ export function contactsService(deps: ContactsDeps) {
       if (input.email !== undefined) checked.email = checkEmail(input.email);
       const id = await write(async (trx) => {
         const contact = await find(contactsRepo(trx), teamId, ref);
+        const watch = await watchSegmentEntry(trx, teamId, { id: contact.id });
         await updateContact(trx, writeDeps, contact, checked, context, 'patch');
+        await watch.settle(contact.id, deps.clock.now());
         return contact.id;
       });
       return { object: 'contact', id };
@@ -108,7 +118,9 @@ export function contactsService(deps: ContactsDeps) {
       const checked = checkTopicChoices(choices);
       const id = await write(async (trx) => {
         const contact = await find(contactsRepo(trx), teamId, ref);
+        const watch = await watchSegmentEntry(trx, teamId, { id: contact.id });
         await applyTopicChoices(trx, contact, checked, context, deps.hash, deps.clock.now());
+        await watch.settle(contact.id, deps.clock.now());
         return contact.id;
       });
       return { id };

@@ -29,7 +29,7 @@ export async function emitEvent(events: EventsRepo, teamId: string, type: EventT
  * Platform events: the internal stream automations are started by (spec Events, the reserved
  * `svc:` prefix). Not webhooks: they never reach an endpoint. A closed list, grown as producers land.
  */
-export const platformEventTypes = ['svc:contact.created', 'svc:topic.subscribed', 'svc:topic.unsubscribed'] as const;
+export const platformEventTypes = ['svc:contact.created', 'svc:topic.subscribed', 'svc:topic.unsubscribed', 'svc:segment.entered'] as const;
 
 export type PlatformEventType = (typeof platformEventTypes)[number];
 

@@ -34,7 +34,7 @@ export interface ContactsRepo {
   deleteValue(contactId: string, key: string): Promise<void>;
   choices(contactId: string): Promise<ContactTopicRow[]>;
   setChoice(row: ContactTopicRow): Promise<void>;
-  /** Removes the contact, its property values and its topic choices. */
+  /** Removes the contact, its property values, its topic choices and its segment memberships. */
   erase(teamId: string, id: string): Promise<boolean>;
 }
 
@@ -84,6 +84,7 @@ export function contactsRepo(db: Db): ContactsRepo {
     async erase(teamId, id) {
       await db.deleteFrom('contact_property_values').where('contact_id', '=', id).execute();
       await db.deleteFrom('contact_topics').where('contact_id', '=', id).execute();
+      await db.deleteFrom('segment_members').where('contact_id', '=', id).execute();
       const r = await db.deleteFrom('contacts').where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst();
       return r.numDeletedRows > 0n;
     },

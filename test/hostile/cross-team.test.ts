@@ -65,10 +65,11 @@ async function makeResources(token: string, teamId: string, mark: string, sendDo
   ids['/webhooks/{}/messages/{}'] = message.id;
   ids['/webhooks/{}/events/{}'] = message.id;
   ids['/topics/{}'] = ok(await api('POST', '/topics', { name: `${mark} topic`, default_subscription: 'opt_out' }), 'topic').id;
+  ids['/segments/{}'] = ok(await api('POST', '/segments', { name: `${mark} segment`, filter: { all: [{ field: 'first_name', op: 'eq', value: mark }] } }), 'segment').id;
   ids['/contact-properties/{}'] = ok(await api('POST', '/contact-properties', { key: `${mark}_tier`, type: 'string' }), 'contact property').id;
   ids['/contacts/{}'] = ok(await api('POST', '/contacts', {
     email: `${mark}-contact@${inbox}`, first_name: mark, properties: { [`${mark}_tier`]: `${mark} gold` },
-    topics: [{ id: ids['/topics/{}'], subscription: 'opt_in' }],
+    topics: [{ id: ids['/topics/{}'], subscription: 'opt_in' }], segments: [{ id: ids['/segments/{}'] }],
   }), 'contact').id;
   await services.api.logWriter.flush();
   ids['/logs/{}'] = ok(await api('GET', '/logs?limit=1'), 'logs').data[0].id;
