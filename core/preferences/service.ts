@@ -2,6 +2,7 @@ import type { SecretBox } from '../../storage/files/index.js';
 import { contactsRepo, type ContactRow } from '../../storage/repos/index.js';
 import { inWriteTransaction, type Db } from '../../storage/sql/index.js';
 import type { Clock } from '../clock.js';
+import { watchSegmentEntry } from '../segments/index.js';
 import { applyTopicChoices, setOwnSubscription, type ConsentContext, type ConsentHasher, type TopicChoiceInput } from '../contacts/index.js';
 import type { Logger } from '../logger.js';
 import { ownChoice, preferencePage, visibleTopics, type PreferencePage } from './page.js';
@@ -64,7 +65,12 @@ export function preferencesService(deps: PreferencesDeps) {
   async function change(token: string, action: string, fn: (trx: Db, contact: ContactRow) => Promise<number>): Promise<PreferencePage | undefined> {
     const done = await inWriteTransaction(deps.db, async (trx) => {
       const contact = await contactOf(trx, token);
-      return contact ? { contact, changed: await fn(trx, contact) } : undefined;
+      if (!contact) return undefined;
+      // A changed choice or resubscribe can bring the contact into a segment (svc:segment.entered).
+      const watch = await watchSegmentEntry(trx, contact.team_id, { id: contact.id });
+      const changed = await fn(trx, contact);
+      await watch.settle(contact.id, deps.clock.now());
+      return { contact, changed };
     });
     if (!done) return undefined;
     log.info({ teamId: done.contact.team_id, contactId: done.contact.id, action, changed: done.changed }, 'contact changed its preferences');

@@ -118,3 +118,20 @@ t.test('unsubscribe from everything, then resubscribe: both recorded, the boxes 
   t.match(neverPage.text, /You have not subscribed to email from Acme News/);
   t.match(neverPage.text, /<button type="submit">Subscribe<\/button>/);
 });
+
+t.test('a choice on the page that brings the contact into a segment writes svc:segment.entered', async (t) => {
+  const f = await audienceFixture(app, 'Entering');
+  const seg = await call(base, 'POST', '/segments', {
+    token: f.token, body: { name: 'Offer takers', filter: { all: [{ topic: f.topics.offers, subscription: 'opt_in' }] } },
+  });
+  t.equal(seg.status, 201);
+  const entered = async () => (await platformEvents(app, f.teamId)).filter((e) => e.type === 'svc:segment.entered').map((e) => e.data);
+  t.same(await entered(), [], 'not in yet: Offers defaults to out');
+  const path = pathOf(linksOf(app, f.teamId, f.contactId, f.email).preferencesUrl);
+  const r = await page(base, 'POST', path, new URLSearchParams([['action', 'save'], ['shown', f.topics.offers], ['topic', f.topics.offers]]));
+  t.equal(r.status, 200);
+  t.same(await entered(), [{ contact_id: f.contactId, segment_id: seg.body.id }]);
+  await page(base, 'POST', path, new URLSearchParams([['action', 'unsubscribe_all']]));
+  await page(base, 'POST', path, new URLSearchParams([['action', 'resubscribe']]));
+  t.equal((await entered()).length, 2, 'out with the global unsubscribe, in again on resubscribe');
+});
