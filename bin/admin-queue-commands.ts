@@ -35,7 +35,9 @@ function target(name: string, values: Values, args: string[], allowRegion: boole
 
 const targetText = (t: Record<string, string>) => (t.email_id ? `of email ${t.email_id}` : t.domain ? `to ${t.domain}` : `in ${t.region}`);
 
-function moveCommand(action: 'flush' | 'hold' | 'release', summary: string, done: (n: number, t: Record<string, string>, regions: string[]) => string): AdminCommand {
+type Done = (n: number, t: Record<string, string>, regions: string[]) => string;
+
+function moveCommand(action: 'flush' | 'hold' | 'release', summary: string, done: Done): AdminCommand {
   const name = `svc admin queue ${action}`;
   return {
     words: `queue ${action}`, name, summary, args: '[EMAIL_ID]', maxArgs: 1,
@@ -101,7 +103,8 @@ export const queueCommands: AdminCommand[] = [
       body: { type: 'boolean', doc: 'also print the message\'s text and HTML bodies and its attachments\' names' }, json,
     },
     async run(call, values, args, out) {
-      const shown = await call('GET', `/admin/queue/${encodeURIComponent(args[0]!)}${queryString({ recipient: str(values, 'recipient'), body: values.body })}`);
+      const query = queryString({ recipient: str(values, 'recipient'), body: values.body });
+      const shown = await call('GET', `/admin/queue/${encodeURIComponent(args[0]!)}${query}`);
       if (!shown) return 1;
       if (values.json) out(JSON.stringify(shown, null, 2));
       else for (const line of showLines(shown)) out(line);
@@ -109,7 +112,8 @@ export const queueCommands: AdminCommand[] = [
     },
   },
   moveCommand('flush', 'Makes queued mail due now and wakes its region\'s outbound queue (held mail stays held).',
-    (n, t, regions) => `${plural(n, 'recipient')} ${targetText(t)} due now${regions.length ? `; woke the outbound queue of ${regions.join(', ')}` : ''}`),
+    (n, t, regions) => `${plural(n, 'recipient')} ${targetText(t)} due now`
+      + (regions.length ? `; woke the outbound queue of ${regions.join(', ')}` : '')),
   moveCommand('hold', 'Holds queued mail: the outbound queue leaves it until it is released.',
     (n, t) => `${plural(n, 'recipient')} ${targetText(t)} held`),
   moveCommand('release', 'Releases held mail back into the queue, due at the time it had.',
@@ -118,9 +122,11 @@ export const queueCommands: AdminCommand[] = [
     words: 'queue delete', name: 'svc admin queue delete', args: 'EMAIL_ID', minArgs: 1, maxArgs: 1,
     summary: 'Gives up on a message: each recipient not yet final is failed with the reason and an email.failed event.',
     options: { reason: { type: 'string', arg: 'TEXT', doc: 'why, kept in the failed reason (deleted_by_operator: TEXT)' }, json },
-    notes: 'Nothing is dropped silently: the team sees email.failed (webhooks too). A message being submitted right now is refused: try again in a moment.',
+    notes: 'Nothing is dropped silently: the team sees email.failed (webhooks too). '
+      + 'A message being submitted right now is refused: try again in a moment.',
     async run(call, values, args, out) {
-      const done = await call('POST', `/admin/queue/${encodeURIComponent(args[0]!)}/delete`, str(values, 'reason') ? { reason: str(values, 'reason') } : {});
+      const body = str(values, 'reason') ? { reason: str(values, 'reason') } : {};
+      const done = await call('POST', `/admin/queue/${encodeURIComponent(args[0]!)}/delete`, body);
       if (!done) return 1;
       if (values.json) { out(JSON.stringify(done, null, 2)); return 0; }
       const failed = done.failed as string[];

@@ -73,13 +73,17 @@ export function durationMs(value: string): number | undefined {
 const lower = (value: string | undefined) => value?.trim().toLowerCase() || undefined;
 
 function checkRegion(region: string | undefined): string | undefined {
-  if (region !== undefined && !isRegionName(region)) throw invalidParameter('region', `\`region\` must be a region svc serves; "${region}" is not one.`);
+  if (region !== undefined && !isRegionName(region)) {
+    throw invalidParameter('region', `\`region\` must be a region svc serves; "${region}" is not one.`);
+  }
   return region;
 }
 
 function listFilter(query: QueueListQuery, now: Date): QueueFilter {
   const state = lower(query.state);
-  if (state && !(queueStates as readonly string[]).includes(state)) throw invalidParameter('state', `\`state\` must be one of ${queueStates.join(', ')}.`);
+  if (state && !(queueStates as readonly string[]).includes(state)) {
+    throw invalidParameter('state', `\`state\` must be one of ${queueStates.join(', ')}.`);
+  }
   let acceptedBefore: string | undefined;
   if (query.olderThan !== undefined) {
     const ms = durationMs(query.olderThan);

@@ -59,7 +59,8 @@ export function queueSummary(rows: readonly QueueCountRow[], now: string, limit:
     regions.set(row.region, region);
     add(region, row);
     const key = `${row.region} ${row.domain}`;
-    const destination = destinations.get(key) ?? { region: row.region, domain: row.domain, counts: emptyCounts(), oldest_at: null, next_attempt_at: null };
+    const destination = destinations.get(key)
+      ?? { region: row.region, domain: row.domain, counts: emptyCounts(), oldest_at: null, next_attempt_at: null };
     destinations.set(key, destination);
     add(destination, row);
   }
@@ -170,7 +171,8 @@ export function queuedEmailView(parts: ShowParts): QueuedEmailView {
       id: r.id, address: r.address, kind: r.kind, state: queueStateOf(r), attempts: r.attempts,
       first_attempt_at: r.first_attempt_at, next_attempt_at: r.next_attempt_at, expires_at: r.expires_at, last_response: r.last_response,
       bounce: r.bounce_type ? { type: r.bounce_type, sub_type: r.bounce_sub_type } : null,
-      history: parts.attempts.filter((a) => a.recipient_id === r.id).map((a) => ({ attempt: a.attempt, at: a.at, outcome: a.outcome, reply: a.reply, relay: a.relay })),
+      history: parts.attempts.filter((a) => a.recipient_id === r.id)
+        .map((a) => ({ attempt: a.attempt, at: a.at, outcome: a.outcome, reply: a.reply, relay: a.relay })),
     })),
     headers: headersOf(email), attachments: email.attachment_count,
   };
