@@ -14,6 +14,7 @@ import type { PreferencesService } from '../core/preferences/index.js';
 import type { SegmentsService } from '../core/segments/index.js';
 import type { EmailsService } from '../core/emails/index.js';
 import type { EmailShares } from '../core/emails/index.js';
+import type { QueueAdmin, TraceHub } from '../core/emails/index.js';
 import type { WebhooksService } from '../core/webhooks/index.js';
 import type { DomainsService } from '../core/domains/index.js';
 import type { ReceivingService } from '../core/receiving/index.js';
@@ -80,6 +81,10 @@ export interface SendingServices {
   domains: DomainsService;
   webhooks: WebhooksService;
   metrics: MetricsService;
+  /** The operator's queue tools (admin socket only). */
+  queue: QueueAdmin;
+  /** Live delivery attempts for `svc admin trace` (admin socket only). */
+  traces: TraceHub;
 }
 
 export interface InboxServices {

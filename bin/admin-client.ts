@@ -36,3 +36,52 @@ export function adminCall(socketPath: string, method: string, path: string, body
     req.end(payload);
   });
 }
+
+export interface StreamEnd {
+  status: number;
+  /** The error body, when the answer was not a stream (status >= 400). */
+  body?: unknown;
+  /** The stream ended because `signal` aborted it (Ctrl-C, --timeout), not because svc closed it. */
+  aborted: boolean;
+}
+
+/**
+ * A streamed answer over the admin socket (`svc admin trace`): `onLine` gets each JSON line as it
+ * arrives, until svc ends the stream or `signal` aborts it.
+ */
+export function adminStream(socketPath: string, path: string, onLine: (line: unknown) => void, signal: AbortSignal): Promise<StreamEnd> {
+  return new Promise((resolve, reject) => {
+    let status = 0;
+    let pending = '';
+    const req = request({ socketPath, method: 'GET', path, signal, headers: { 'user-agent': 'svc-admin' } }, (res) => {
+      status = res.statusCode ?? 0;
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        pending += chunk;
+        if (status >= 400) return;
+        let eol: number;
+        while ((eol = pending.indexOf('\n')) >= 0) {
+          const line = pending.slice(0, eol);
+          pending = pending.slice(eol + 1);
+          if (line.trim()) onLine(JSON.parse(line));
+        }
+      });
+      res.on('end', () => resolve({ status, aborted: false, ...(status >= 400 ? { body: parsed(pending) } : {}) }));
+      res.on('error', () => resolve({ status, aborted: signal.aborted }));
+      res.on('close', () => resolve({ status, aborted: signal.aborted }));
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (signal.aborted) resolve({ status, aborted: true });
+      else reject(err.code === 'ENOENT' || err.code === 'ECONNREFUSED' ? new Error(`no svc is listening on ${socketPath} (is the api role running: \`svc start\`, or svc-api.service?)`) : err);
+    });
+    req.end();
+  });
+}
+
+function parsed(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

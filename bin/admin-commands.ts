@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { adminCall } from './admin-client.js';
 import { groupHelp, helpText, parseCommand, UsageError, type CommandSpec, type Values } from './cli-args.js';
 import { teamCommands } from './admin-team-commands.js';
+import { queueCommands } from './admin-queue-commands.js';
 
 /** One admin socket call: the answer's body, or undefined once the error was printed. */
 export type Call = (method: string, path: string, body?: unknown) => Promise<Record<string, unknown> | undefined>;
@@ -9,7 +10,8 @@ export type Call = (method: string, path: string, body?: unknown) => Promise<Rec
 export interface AdminCommand extends CommandSpec {
   /** The words after `svc admin`: `key create`, `status`. */
   words: string;
-  run(call: Call, values: Values, args: string[], out: (line: string) => void): Promise<number>;
+  /** `socket`: the admin socket's path, for a command that streams (svc admin trace). */
+  run(call: Call, values: Values, args: string[], out: (line: string) => void, socket: () => string): Promise<number>;
 }
 
 const str = (values: Values, name: string) => values[name] as string | undefined;
@@ -127,6 +129,7 @@ const commands: AdminCommand[] = [
     },
   },
   ...teamCommands,
+  ...queueCommands,
 ];
 
 const adminHelp = () => groupHelp('usage: svc admin COMMAND … (each command takes --help)', commands,
@@ -160,7 +163,7 @@ export async function runAdmin(socket: string | (() => string), args: readonly s
     io.out(`error: ${err?.name ?? answer.status}: ${err?.message ?? JSON.stringify(answer.body)}`);
     return undefined;
   };
-  return command.run(call, parsed.values, parsed.positionals, io.out);
+  return command.run(call, parsed.values, parsed.positionals, io.out, () => path);
 }
 
 /** An area without a known action (`svc admin key frob`), or no such area at all. */

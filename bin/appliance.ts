@@ -132,7 +132,7 @@ async function startRole(role: Role, services: Services, options: StartOptions, 
       return startInboundRole(services, options.config, options.logger, mailHostname,
         reportHandler(services.receiving.feedback));
     case 'outbound':
-      return startOutboundRole(services, options.config);
+      return startOutboundRole(services, options.config, { localTrace: options.roles.includes('api') });
   }
 }
 

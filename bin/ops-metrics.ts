@@ -109,7 +109,7 @@ function scrapeSources(registers: Registry[], logger: Logger): Sources {
     }
   };
   new Gauge({
-    name: 'svc_queue_recipients', help: 'Outbound recipients still in play, by region and state (scheduled, queued, deferred, submitting, ambiguous).', labelNames: ['region', 'state'], registers,
+    name: 'svc_queue_recipients', help: 'Outbound recipients still in play, by region and state (scheduled, queued, deferred, held, submitting, ambiguous).', labelNames: ['region', 'state'], registers,
     collect: async function collect(this: Gauge) {
       this.reset();
       const db = sources.database;

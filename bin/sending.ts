@@ -16,6 +16,8 @@ import type { SendingDomains } from '../core/emails/index.js';
 import type { SendAllowance } from '../core/team/index.js';
 import type { DnsResolver } from '../dns/resolver.js';
 import type { SecretBox } from '../storage/files/index.js';
+import { queueAdmin, type QueueAdmin } from '../core/emails/index.js';
+import { attemptTraces, type AttemptTraces } from './attempt-trace.js';
 
 export interface SendingInput {
   config: Config;
@@ -54,6 +56,10 @@ export interface Sending {
   returnPaths: ReturnPaths;
   /** Share links and sent attachments (signed downloads). */
   shares: EmailShares;
+  /** The operator's queue tools (svc admin queue …). */
+  queueAdmin: QueueAdmin;
+  /** The live trace of delivery attempts (svc admin trace). */
+  traces: AttemptTraces;
 }
 
 /** The sending side's core services, built once (the api role uses emails, outbound the rest). */
@@ -74,7 +80,9 @@ export function sendingArea(input: SendingInput): Sending {
     audience: audienceFromSends(input.consentHash, { simulatorDomain: config.mailbox_simulator_domain }),
   });
   const shares = emailShares({ db: database.db, clock, logger, secretBox: input.secretBox, linkBase: input.linkBase });
-  return { emails, domains, wake, recorder, shares, returnPaths: signedReturnPaths(input) };
+  const queue = queueAdmin({ db: database.db, clock, logger, recorder, wake });
+  const traces = attemptTraces(redis, logger);
+  return { emails, domains, wake, recorder, shares, returnPaths: signedReturnPaths(input), queueAdmin: queue, traces };
 }
 
 function signedReturnPaths(input: SendingInput): ReturnPaths {

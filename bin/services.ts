@@ -187,6 +187,8 @@ function sendingServices(input: ServicesInput, parts: SendingParts): SendingServ
   return {
     emails: parts.sending.emails,
     shares: parts.sending.shares,
+    queue: parts.sending.queueAdmin,
+    traces: parts.sending.traces.hub,
     domains: domainsService(parts.domainsDeps),
     metrics: metricsService({ db: database.db, clock, logger, rollup: parts.rollup, catchUpEvents: config.metrics_query_catch_up_events }),
     webhooks: webhooksService({

@@ -2,6 +2,7 @@ import express, { type Router } from 'express';
 import type { ApiDeps } from '../deps.js';
 import { missingField } from '../../core/errors.js';
 import { teamRoutes } from './teams.js';
+import { queueRoutes } from './queue.js';
 
 export interface AdminStatus {
   version: string;
@@ -45,6 +46,7 @@ export function adminRouter(deps: ApiDeps, status: () => AdminStatus): Router {
     res.json({ object: 'list', has_more: false, data: await deps.foundation.teams.list() });
   });
   teamRoutes(router, deps);
+  queueRoutes(router, deps);
   router.post('/api-keys', async (req, res) => {
     const { team: teamRef, ...input } = (req.body ?? {}) as Record<string, unknown>;
     if (typeof teamRef !== 'string') throw missingField('team');

@@ -41,6 +41,8 @@ export async function startApiRole(services: Services, config: Config, logger: P
   return {
     name: 'api', http, admin, metrics: metricsListener,
     async stop() {
+      // Live traces are streams that never end by themselves: ended first, so the socket closes at once.
+      services.api.sending.traces.endAll();
       await Promise.all([http.close(), admin.close(), metricsListener?.close()]);
     },
   };

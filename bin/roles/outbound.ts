@@ -22,13 +22,16 @@ export interface OutboundRole {
 /**
  * svc's own MTA: one queue per region served by this process (`outbound_regions`, every region by
  * default). Each region connects with its own EHLO name and source address. Submissions a
- * previous process left half-done are made ambiguous first: never resent.
+ * previous process left half-done are made ambiguous first: never resent. `localTrace`: this
+ * process serves the admin socket too, so attempts reach `svc admin trace` without Redis.
  */
-export async function startOutboundRole(services: Services, config: Config): Promise<OutboundRole> {
+export async function startOutboundRole(services: Services, config: Config, options: { localTrace?: boolean } = {}): Promise<OutboundRole> {
   const names = servedRegions(config);
   const { database, clock, logger } = services;
   const recorder = services.sending.recorder;
   await recorder.recoverInterrupted(names);
+  // svc admin trace: straight to this process's admin socket, or through Redis to the api process's.
+  const trace = services.sending.traces.sink(!!options.localTrace);
   const builder = messageBuilder(config.outbound_sign_threads >= 0 ? config.outbound_sign_threads : undefined);
   const messageFor = messageCache({ emails: emailsRepo(database.db), domains: services.sending.domains, builder, clock });
   const route = routeFinder(services.deliveryResolver, {
@@ -46,7 +49,7 @@ export async function startOutboundRole(services: Services, config: Config): Pro
       queue: new RegionQueue(region, {
         db: database.db, clock, logger, recorder, suppressions: suppressionsRepo(database.db), messageFor, route, pool, returnPaths: services.sending.returnPaths,
         simulatorDomain: config.mailbox_simulator_domain.toLowerCase(), pollMs: config.outbound_poll_s * 1000, wake: services.sending.wake,
-        metrics: services.metrics,
+        metrics: services.metrics, trace,
       }),
     };
   });

@@ -2,13 +2,14 @@ import type { Db } from '../../storage/sql/index.js';
 import { emailsRepo } from '../../storage/repos/index.js';
 import { changeRecipient, markEmailSent, recipientById, submittingRecipients } from '../../storage/repos/index.js';
 import type { EmailRecipientRow, EmailRow, RecipientState } from '../../storage/repos/index.js';
-import { eventsRepo } from '../../storage/repos/index.js';
+import { eventsRepo, recordAttemptRow } from '../../storage/repos/index.js';
 import { groupCommit, type GroupCommit } from '../../storage/sql/index.js';
 import { addSuppression } from '../suppressions/index.js';
 import type { AudienceFromSends } from '../contacts/index.js';
 import type { Clock } from '../clock.js';
 import { emitEvent, type EventType } from '../outbox/index.js';
 import type { Logger } from '../logger.js';
+import { newId } from '../ids.js';
 import { addressKey } from './addresses.js';
 import { envelopeData } from './envelope.js';
 import type { Bounce, DeliveryOutcome } from './outcomes.js';
@@ -50,7 +51,12 @@ export interface RecordOptions {
   /** A delivery report (DSN) rather than our own attempt: it may correct a delivered or ambiguous recipient. */
   report?: boolean;
   known?: Known;
+  /** `host[address]:port` of the server that answered the attempt, kept with its reply. */
+  relay?: string | null;
 }
+
+/** Recipient states the operator may fail by hand (svc admin queue delete): never one being submitted. */
+export const operatorFailStates: readonly RecipientState[] = ['scheduled', 'queued', 'held', 'ambiguous'];
 
 export function deliveryRecorder(deps: DeliveryRecorderDeps) {
   // The submitting mark is the contract's record before the DATA terminator: fsynced (FULL).
@@ -84,9 +90,21 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
     if (!options.known && !allowed.includes(row.state)) return false;
     const applied = await apply(trx, email, row, outcome, allowed, !!options.known?.submitted);
     if (applied === 'bounced' && !options.report) await keepRejection(trx, row, outcome);
+    if (applied) await keepAttempt(trx, row, outcome, options);
     if (applied) deps.logger.info({ emailId: email.id, recipientId, region: email.region, outcome: outcome.kind, report: !!options.report, state: applied }, 'delivery outcome recorded');
     return applied !== undefined;
   });
+
+  /** The attempt's reply for `svc admin queue show` (a report is kept too, under the attempt it reports on). */
+  async function keepAttempt(trx: Db, row: EmailRecipientRow, outcome: DeliveryOutcome, options: RecordOptions) {
+    if (outcome.kind === 'suppressed' || outcome.kind === 'failed') return;
+    const reply = outcome.kind === 'ambiguous' ? outcome.reason : outcome.response;
+    await recordAttemptRow(trx, {
+      id: newId(), email_id: row.email_id, recipient_id: row.id, attempt: options.report ? row.attempts : row.attempts + 1,
+      at: deps.clock.now().toISOString(), outcome: options.report ? `${outcome.kind} (report)` : outcome.kind,
+      reply: reply.slice(0, 1000), relay: options.relay ?? null,
+    });
+  }
 
   /** A remote "no such mailbox" to our own attempt: the evidence behind dead_address. */
   async function keepRejection(trx: Db, row: EmailRecipientRow, outcome: DeliveryOutcome) {
@@ -176,7 +194,23 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
     return true;
   });
 
-  return { markSubmitting, record, recoverInterrupted, recordComplaint };
+  /**
+   * The operator gives up on a recipient (svc admin queue delete): failed with the reason and its
+   * `email.failed` event, like the ambiguous sweep; false when it is no longer in a state the
+   * operator may fail (the outbound queue took it meanwhile, or it is final).
+   */
+  const failByOperator = (recipientId: string, reason: `deleted_by_operator${string}`) => batcher.run(async (trx) => {
+    const row = await recipientById(trx, recipientId);
+    const email = row && await emailsRepo(trx).byIdAnyTeam(row.email_id);
+    if (!row || !email || !operatorFailStates.includes(row.state)) return false;
+    const applied = await apply(trx, email, row, { kind: 'failed', reason }, operatorFailStates);
+    if (!applied) return false;
+    await changeRecipient(trx, row.id, ['failed'], { state: 'failed', last_response: reason }, deps.clock.now().toISOString());
+    deps.logger.info({ emailId: email.id, recipientId, region: email.region, state: 'failed', reason }, 'recipient failed by the operator');
+    return true;
+  });
+
+  return { markSubmitting, record, recoverInterrupted, recordComplaint, failByOperator };
 }
 
 export type DeliveryRecorder = ReturnType<typeof deliveryRecorder>;

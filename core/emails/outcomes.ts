@@ -30,5 +30,8 @@ export type DeliveryOutcome =
   | { kind: 'ambiguous'; reason: string }
   /** The team suppresses the address (checked again right before sending). */
   | { kind: 'suppressed'; origin: string }
-  /** Given up without a verdict: an ambiguous submission no report resolved within two hours. */
-  | { kind: 'failed'; reason: 'ambiguous_submission' };
+  /**
+   * Given up without a verdict: an ambiguous submission no report resolved within two hours, or a
+   * recipient the operator deleted from the queue (`deleted_by_operator`, with the reason given).
+   */
+  | { kind: 'failed'; reason: 'ambiguous_submission' | `deleted_by_operator${string}` };

@@ -32,13 +32,19 @@ function replyOf(outcome: DeliveryOutcome): string {
   }
 }
 
-export function reportAttempt(log: Logger, metrics: OpsMetrics, facts: AttemptFacts): void {
+/** `host[address]:port` of a relay, or `none`. */
+export const relayText = (relay: Relay | null): string => (relay ? `${relay.hostname}[${relay.address}]:${relay.port}` : 'none');
+
+/** The log line's fields (also what the live trace prints, bin/attempt-trace.ts). */
+export type AttemptLine = ReturnType<typeof reportAttempt>;
+
+export function reportAttempt(log: Logger, metrics: OpsMetrics, facts: AttemptFacts) {
   const { outcome, relay } = facts;
   const reply = replyOf(outcome);
   const sinceAcceptedMs = facts.acceptedAt ? facts.now.getTime() - Date.parse(facts.acceptedAt) : null;
   const line = {
     status: outcome.kind,
-    relay: relay ? `${relay.hostname}[${relay.address}]:${relay.port}` : 'none',
+    relay: relayText(relay),
     tls: relay?.tls ? relay.tls.version : 'none',
     tlsCipher: relay?.tls?.cipher ?? null,
     tlsVerified: relay?.tls?.verified ?? null,
@@ -54,4 +60,5 @@ export function reportAttempt(log: Logger, metrics: OpsMetrics, facts: AttemptFa
     outcome: outcome.kind, domain: facts.domain, attemptSeconds: facts.attemptMs / 1000,
     sinceAcceptedSeconds: sinceAcceptedMs === null ? null : sinceAcceptedMs / 1000,
   });
+  return line;
 }

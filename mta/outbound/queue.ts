@@ -3,6 +3,7 @@ import type { DeliveryRecorder, Known } from '../../core/emails/index.js';
 import { releaseDueScheduled } from '../../core/emails/index.js';
 import type { DeliveryOutcome } from '../../core/emails/index.js';
 import type { ReturnPaths } from '../../core/emails/index.js';
+import type { AttemptTraceLine } from '../../core/emails/index.js';
 import type { Logger } from '../../core/logger.js';
 import type { OpsMetrics } from '../../core/ops-metrics.js';
 import type { Region } from '../../core/regions.js';
@@ -10,7 +11,7 @@ import type { SuppressionsRepo } from '../../core/suppressions/index.js';
 import type { Db } from '../../storage/sql/index.js';
 import { dueRecipients, nextDueAt, suppressedAmong } from '../../storage/repos/index.js';
 import type { EmailRecipientRow } from '../../storage/repos/index.js';
-import { reportAttempt } from './attempt-report.js';
+import { relayText, reportAttempt, type AttemptLine } from './attempt-report.js';
 import { attemptDelivery, type Relay } from './deliver.js';
 import type { PreparedMessage } from './messages.js';
 import type { Route } from './routes.js';
@@ -36,6 +37,8 @@ export interface QueueDeps {
   pollMs: number;
   wake(region: string): void;
   metrics: OpsMetrics;
+  /** Each attempt's report for `svc admin trace` (bin/attempt-trace.ts: here, or through Redis). */
+  trace?: (line: AttemptTraceLine) => void;
 }
 
 /** One attempt's outcome with what the attempt log reports of it. */
@@ -185,16 +188,18 @@ export class RegionQueue {
       attempted = { outcome: { kind: 'deferred', response: `internal error: ${(err as Error).message}`.slice(0, 500), delayType: 'InternalFailure' }, complaint: false };
     }
     const { outcome, complaint, known } = attempted;
-    reportAttempt(log, this.deps.metrics, {
+    const reported = reportAttempt(log, this.deps.metrics, {
       outcome, relay: attempted.relay ?? null, acceptedAt: attempted.acceptedAt ?? null, attempt: row.attempts + 1,
       domain: row.domain, attemptMs: performance.now() - started, now: this.deps.clock.now(),
     });
+    this.deps.trace?.(traceLine(row, reported, this.deps.clock.now()));
+    const relay = attempted.relay ? relayText(attempted.relay) : null;
     // The outcome is known; a database hiccup (SQLITE_BUSY under load) must not lose it. The
     // recipient stays in flight until it is written; only a stop gives up (then the row is
     // queued — retried — or submitting — ambiguous at the next start, never resent).
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.deps.recorder.record(row.id, outcome, { known });
+        await this.deps.recorder.record(row.id, outcome, { known, relay });
         if (complaint) await this.deps.recorder.recordComplaint(row.id, { keepAddress: true });
         return;
       } catch (err) {
@@ -238,6 +243,14 @@ export class RegionQueue {
     if (unrecorded !== undefined && outcome.kind === 'deferred') return { outcome: unrecordedAttempt(unrecorded), complaint: false, known, relay, acceptedAt };
     return { outcome, complaint: false, known, relay, acceptedAt };
   }
+}
+
+function traceLine(row: EmailRecipientRow, line: AttemptLine, now: Date): AttemptTraceLine {
+  return {
+    object: 'attempt', at: now.toISOString(), email_id: row.email_id, recipient_id: row.id, team_id: row.team_id, region: row.region,
+    rcpt: row.address, domain: row.domain, attempt: line.attempt, status: line.status, relay: line.relay, tls: line.tls,
+    reply: line.reply, dsn: line.dsn, delay_s: line.delay, attempt_s: line.attemptSeconds,
+  };
 }
 
 // How soon a recipient is tried again after svc could not record the attempt itself.

@@ -11,6 +11,8 @@ export const redisKeys = {
   idempotencyInFlight: (teamId: string, keyDigest: string) => `${PREFIX}idem:${teamId}:${keyDigest}`,
   /** Pub/sub channel: mail is due now in this region's outbound queue. */
   outboundWake: (region: string) => `${PREFIX}outbound:wake:${region}`,
+  /** Pub/sub channel: each delivery attempt of an outbound process without the api role (svc admin trace). */
+  attemptTrace: `${PREFIX}outbound:attempts`,
   /** Lock held by the instance running a scheduled job. */
   jobLock: (job: string) => `${PREFIX}lock:job:${job}`,
   /** Cached DNS answer for delivery lookups (JSON; expires with the cache TTL). */

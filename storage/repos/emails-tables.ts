@@ -47,10 +47,11 @@ export interface EmailRow {
 /**
  * One recipient's delivery. The outbound queue is the rows in state `queued` whose
  * next_attempt_at has come. `submitting` is written before the message data (and so before the
- * DATA terminator) goes out; `ambiguous` is a submission that saw no final reply.
+ * DATA terminator) goes out; `ambiguous` is a submission that saw no final reply. `held`: the
+ * operator took a queued recipient out of the queue (svc admin queue hold) until released.
  */
 export type RecipientState =
-  | 'scheduled' | 'queued' | 'submitting' | 'ambiguous'
+  | 'scheduled' | 'queued' | 'held' | 'submitting' | 'ambiguous'
   | 'delivered' | 'bounced' | 'suppressed' | 'failed' | 'canceled';
 
 export interface EmailRecipientRow {
@@ -74,6 +75,22 @@ export interface EmailRecipientRow {
   bounce_type: string | null;
   bounce_sub_type: string | null;
   updated_at: string;
+}
+
+/** One delivery attempt of a recipient (migration 017): what `svc admin queue show` lists. */
+export interface EmailAttemptRow {
+  id: string;
+  email_id: string;
+  recipient_id: string;
+  /** The recipient's attempt number (1 for the first); svc's own hiccups repeat the number. */
+  attempt: number;
+  at: string;
+  /** delivered | deferred | bounced | ambiguous | failed. */
+  outcome: string;
+  /** The remote reply, or svc's reason when no server answered. */
+  reply: string;
+  /** `host[address]:port` of the server that answered, when one did. */
+  relay: string | null;
 }
 
 export interface EmailTagRow {

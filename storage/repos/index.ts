@@ -19,6 +19,7 @@ export * from './metrics-tables.js';
 export * from './metrics.js';
 export * from './platform-events.js';
 export * from './ops-gauges.js';
+export * from './queue-admin.js';
 export * from './received-tables.js';
 export * from './received.js';
 export * from './request-logs.js';

@@ -6,11 +6,11 @@ import type { Db } from '../sql/db.js';
 // index on the state column, so a scrape costs the rows still in play, not the mail ever sent.
 
 /** Recipient states still in play: waiting for a time, for a slot, for a reply, or for a report. */
-const ACTIVE_STATES = ['scheduled', 'queued', 'submitting', 'ambiguous'] as const;
+const ACTIVE_STATES = ['scheduled', 'queued', 'held', 'submitting', 'ambiguous'] as const;
 
 export interface QueueDepthRow {
   region: string;
-  /** scheduled | queued (never tried) | deferred (queued after a failed attempt) | submitting | ambiguous. */
+  /** scheduled | queued (never tried) | deferred (queued after a failed attempt) | held | submitting | ambiguous. */
   state: string;
   count: number;
 }

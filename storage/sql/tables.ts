@@ -1,6 +1,6 @@
 import type { Generated } from 'kysely';
 import type { WorkItemRow } from '../repos/work.js';
-import type { BulkWarningRow, EmailAttachmentRow, EmailRecipientRow, EmailRow, EmailShareLinkRow, EmailTagRow, IdempotencyKeyRow } from '../repos/emails-tables.js';
+import type { BulkWarningRow, EmailAttachmentRow, EmailAttemptRow, EmailRecipientRow, EmailRow, EmailShareLinkRow, EmailTagRow, IdempotencyKeyRow } from '../repos/emails-tables.js';
 import type { DkimKeyRow, DomainClaimRow, DomainRow } from '../repos/domains-tables.js';
 import type { SuppressionRow } from '../repos/suppressions-tables.js';
 import type { ReceivedAttachmentRow, ReceivedEmailRow, ReceivedReportRow, ReceivedUsageRow } from '../repos/received-tables.js';
@@ -91,6 +91,7 @@ export interface EventRow {
 export interface DatabaseSchema {
   emails: EmailRow;
   email_recipients: EmailRecipientRow;
+  email_attempts: EmailAttemptRow;
   email_tags: EmailTagRow;
   email_attachments: EmailAttachmentRow;
   email_share_links: EmailShareLinkRow;
