@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs whatever is missing for svc on a Debian machine, then builds it. Safe to run again:
 # each step is skipped when its result is already there.
-#   OS packages (apt): redis-server, clamav-daemon, swaks, python3-dkim, strace, eatmydata, postgresql
+#   OS packages (apt): redis-server, clamav-daemon, swaks (with Net::SSLeay), python3-dkim, strace, eatmydata, postgresql
 #   (and systemd's analyzer when available)
 #   runtime/: Node 24 LTS as an npm platform package (svc carries its own runtime)
 #   node_modules/: npm ci, run with that runtime
@@ -16,6 +16,8 @@ install_os_packages() {
   [ -x /usr/sbin/clamd ] || missing+=(clamav-daemon)
   # swaks: a second, independent SMTP client the inbound tests use when it is there.
   command -v swaks >/dev/null || missing+=(swaks)
+  # Net::SSLeay: swaks' TLS (--tls, --tlsc), which the SMTP submission tests use.
+  /usr/bin/perl -MNet::SSLeay -e 1 2>/dev/null || missing+=(libnet-ssleay-perl)
   # dkimpy: the tests' independent DKIM verifier of svc's outbound signatures.
   /usr/bin/python3 -c 'import dkim' 2>/dev/null || missing+=(python3-dkim)
   # strace: the fault suite's probe that an fsync precedes every 200/250; eatmydata turns fsync

@@ -10,3 +10,4 @@ export * from './return-path.js';
 export * from './service.js';
 export * from './share.js';
 export * from './view.js';
+export type { AttachmentInput, SendEmailInput } from './types.js';
