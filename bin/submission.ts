@@ -13,14 +13,17 @@ import type { Services } from './services.js';
  * check (smtp_tls_cert_file) unless the operator allows the self-signed one: an application
  * hands its API key over this connection.
  */
-export async function startSubmission(services: Services, config: Config, logger: Logger, hostname: string, tls: TlsMaterial | undefined): Promise<SubmissionServers | undefined> {
+export async function startSubmission(
+  services: Services, config: Config, logger: Logger, hostname: string, tls: TlsMaterial | undefined,
+): Promise<SubmissionServers | undefined> {
   if (config.submission_port === 0 && config.submissions_port === 0) return undefined;
   if (!tls) {
     logger.warn({}, 'SMTP submission off: no TLS certificate, and AUTH is never offered in the clear');
     return undefined;
   }
   if (tls.selfSigned && !config.submission_allow_self_signed) {
-    logger.info({}, 'SMTP submission off: no certificate configured (smtp_tls_cert_file); submission_allow_self_signed runs it with the self-signed one');
+    logger.info({}, 'SMTP submission off: no certificate configured (smtp_tls_cert_file); '
+      + 'submission_allow_self_signed runs it with the self-signed one');
     return undefined;
   }
   const keys = new CachedKeyLookup(services.repos.apiKeys, authGenerationReader(services.database));

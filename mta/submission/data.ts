@@ -33,7 +33,9 @@ async function accept(deps: DataDeps, raw: Buffer, session: SMTPServerSession): 
   const { input, idempotencyKey } = await submittedMessage(raw, recipients);
   const caller = { teamId: principal.teamId, apiKeyId: principal.apiKeyId, domainId: principal.domainId };
   const answer = await deps.emails.send(caller, input, idempotencyKey);
-  deps.logger.info({ session: session.id, teamId: principal.teamId, emailId: answer.body.id, recipients: recipients.length, replayed: answer.replayed }, 'submission accepted');
+  deps.logger.info({
+    session: session.id, teamId: principal.teamId, emailId: answer.body.id, recipients: recipients.length, replayed: answer.replayed,
+  }, 'submission accepted');
   return `2.0.0 Ok: queued as ${answer.body.id}`;
 }
 
@@ -50,7 +52,8 @@ function readWhole(stream: SMTPServerDataStream): Promise<Buffer> {
 function asReply(deps: DataDeps, session: SMTPServerSession, err: Error): SmtpReplyError {
   const reply = (err as Partial<SmtpReplyError>).responseCode ? (err as SmtpReplyError) : replyForRefusal(err);
   if (reply) {
-    deps.logger.info({ session: session.id, teamId: principalOf(session).teamId, code: reply.responseCode, reply: reply.message }, 'submission refused');
+    const teamId = principalOf(session).teamId;
+    deps.logger.info({ session: session.id, teamId, code: reply.responseCode, reply: reply.message }, 'submission refused');
     return reply;
   }
   deps.logger.error({ session: session.id, err: err.message }, 'submission could not be accepted: answered 451');

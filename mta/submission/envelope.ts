@@ -34,8 +34,8 @@ export function envelopeDecisions(deps: EnvelopeDeps) {
       });
     },
     onRcptTo(_address: SMTPServerAddress, session: SMTPServerSession, callback: Callback): void {
-      if (session.envelope.rcptTo.length >= maxRecipients) return callback(smtpReply(452, `4.5.3 Too many recipients: at most ${maxRecipients} per message`));
-      callback();
+      if (session.envelope.rcptTo.length < maxRecipients) return callback();
+      callback(smtpReply(452, `4.5.3 Too many recipients: at most ${maxRecipients} per message`));
     },
   };
 }

@@ -80,7 +80,8 @@ function splitRecipients(mail: ParsedMail, envelopeRecipients: readonly string[]
   const cc = inHeader(mail.cc);
   const bcc = [...envelope].filter(([key]) => !named.has(key)).map(([, address]) => address);
   if (to.length === 0) {
-    throw smtpReply(550, '5.6.0 The To header names none of the envelope recipients; svc sends to the RCPT TO addresses and needs at least one of them in To');
+    throw smtpReply(550, '5.6.0 The To header names none of the envelope recipients; '
+      + 'svc sends to the RCPT TO addresses and needs at least one of them in To');
   }
   return { to, cc: cc.length ? cc : null, bcc: bcc.length ? bcc : null };
 }

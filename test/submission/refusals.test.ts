@@ -59,12 +59,15 @@ t.test('failed logins are rate-limited per client address, the right key include
 });
 
 t.test('a sending_access key pinned to a domain sends only from it', async (t) => {
-  const key = await app.appliance.services.api.foundation.apiKeys.create(team.teamId, { name: 'pinned', permission: 'sending_access', domain_id: other.id }, { kind: 'operator' });
+  const keys = app.appliance.services.api.foundation.apiKeys;
+  const key = await keys.create(team.teamId, { name: 'pinned', permission: 'sending_access', domain_id: other.id }, { kind: 'operator' });
   const transport = rig.transport(key.token);
   const early = await refusal(transport.sendMail({ from: 'hello@sender.net', to: 'ann@inbox-one.net', subject: 's', text: 't' }));
   t.equal(early.code, 550);
   t.match(early.response, /^550 5\.7\.1 This API key may only send from its own domain, not from sender\.net/, 'refused at MAIL FROM');
-  const late = await refusal(transport.sendMail({ envelope: { from: 'bounce@other-sender.net', to: ['ann@inbox-one.net'] }, from: 'hello@sender.net', to: 'ann@inbox-one.net', subject: 's', text: 't' }));
+  const late = await refusal(transport.sendMail({
+    envelope: { from: 'bounce@other-sender.net', to: ['ann@inbox-one.net'] }, from: 'hello@sender.net', to: 'ann@inbox-one.net', subject: 's', text: 't',
+  }));
   t.match(late.response, /^550 5\.7\.1 This API key may only send from its own domain, not from sender\.net/, 'the From header is checked at the end of the data');
   const ok = await transport.sendMail({ from: 'hello@other-sender.net', to: 'ann@inbox-one.net', subject: 'pinned', text: 't' });
   t.match(ok.response, /^250 2\.0\.0 Ok: queued as /, 'its own domain sends');
@@ -75,7 +78,8 @@ t.test('an unverified From domain is 550 5.7.1; a message without a body 550 5.6
   const transport = rig.transport(team.token);
   const unverified = await refusal(transport.sendMail({ from: 'x@nowhere-verified.net', to: 'ann@inbox-one.net', subject: 's', text: 't' }));
   t.match(unverified.response, /^550 5\.7\.1 The nowhere-verified\.net domain is not verified/);
-  const bodiless = await refusal(transport.sendMail({ from: 'x@sender.net', to: 'ann@inbox-one.net', subject: 's', attachments: [{ filename: 'a.bin', content: 'x', contentType: 'application/octet-stream' }] }));
+  const attachments = [{ filename: 'a.bin', content: 'x', contentType: 'application/octet-stream' }];
+  const bodiless = await refusal(transport.sendMail({ from: 'x@sender.net', to: 'ann@inbox-one.net', subject: 's', attachments }));
   t.match(bodiless.response, /^550 5\.6\.0 Missing html or text field/);
 });
 

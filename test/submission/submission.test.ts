@@ -27,7 +27,10 @@ t.test('nodemailer over 587 with STARTTLS: 250 names the email, which is deliver
   });
   const id = rig.queuedId(info.response);
   const email = await get(id);
-  t.match(email, { id, from: 'Acme <hello@sender.net>', to: ['Ann <ann@inbox-one.net>'], cc: ['carl@inbox-one.net'], bcc: ['hidden@inbox-one.net'], subject: 'Over SMTP', text: 'Hello over SMTP' });
+  t.match(email, {
+    id, from: 'Acme <hello@sender.net>', to: ['Ann <ann@inbox-one.net>'], cc: ['carl@inbox-one.net'], bcc: ['hidden@inbox-one.net'],
+    subject: 'Over SMTP', text: 'Hello over SMTP',
+  });
   t.match(email.html, /Hello over <b>SMTP<\/b>/);
   const stored = await emailsRepo(app.appliance.services.database.db).byId(team.teamId, id);
   t.equal(stored?.api_key_id, team.keyId, 'recorded under the key that logged in');
