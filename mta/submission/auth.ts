@@ -23,12 +23,21 @@ export interface AuthDeps {
   logger: Logger;
 }
 
+/** The session's user: who logged in, and the key, checked again at each MAIL FROM (./envelope). */
+export interface SubmissionLogin {
+  principal: Principal;
+  key: string;
+}
+
 type AuthCallback = (err: Error | null | undefined, response?: SMTPServerAuthenticationResponse) => void;
 
 /** smtp-server's onAuth: the session's user becomes the key's principal. */
 export function authDecision(deps: AuthDeps) {
   return (auth: SMTPServerAuthentication, session: SMTPServerSession, callback: AuthCallback): void => {
-    login(deps, auth, session).then((principal) => callback(null, { user: principal }), (err: Error) => callback(err));
+    login(deps, auth, session).then((principal) => {
+      const user: SubmissionLogin = { principal, key: auth.password ?? '' };
+      callback(null, { user });
+    }, (err: Error) => callback(err));
   };
 }
 

@@ -80,7 +80,7 @@ export async function startSubmissionServers(deps: SubmissionDeps): Promise<Subm
 
 function submissionServer(deps: SubmissionDeps, implicitTls: boolean): SMTPServer {
   const { settings, logger } = deps;
-  const envelope = envelopeDecisions({ teamRate: deps.teamRate, domains: deps.domains, logger });
+  const envelope = envelopeDecisions({ verifyKey: deps.verifyKey, teamRate: deps.teamRate, domains: deps.domains, logger });
   const options: SMTPServerOptions = {
     name: settings.hostname,
     banner: 'svc submission',

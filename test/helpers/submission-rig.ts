@@ -25,7 +25,7 @@ export interface SubmissionRig {
   /** Implicit TLS port (465's role). */
   securePort: number;
   /** A nodemailer transport logged in with `pass` (user `resend` unless given). */
-  transport(pass: string, options?: { implicitTls?: boolean; user?: string; localAddress?: string }): Transporter;
+  transport(pass: string, options?: { implicitTls?: boolean; user?: string; localAddress?: string; pool?: boolean }): Transporter;
   /** The email id a 250 reply names. */
   queuedId(response: string | undefined): string;
   stop(): Promise<void>;
@@ -57,7 +57,7 @@ export async function startSubmissionRig(env: Record<string, string> = {}, logDe
     transport(pass, options = {}) {
       // Bounded like every wait in a test (the library's own socket timeout is ten minutes of silence).
       const transport = nodemailer.createTransport({
-        host: '127.0.0.1', port: options.implicitTls ? securePort : port, secure: !!options.implicitTls, requireTLS: !options.implicitTls,
+        pool: !!options.pool, host: '127.0.0.1', port: options.implicitTls ? securePort : port, secure: !!options.implicitTls, requireTLS: !options.implicitTls,
         auth: { user: options.user ?? 'resend', pass }, tls: { rejectUnauthorized: false }, localAddress: options.localAddress,
         connectionTimeout: DEFAULT_WAIT_MS, greetingTimeout: DEFAULT_WAIT_MS, socketTimeout: 2 * DEFAULT_WAIT_MS,
       });

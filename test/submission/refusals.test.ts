@@ -74,6 +74,20 @@ t.test('a sending_access key pinned to a domain sends only from it', async (t) =
   t.ok(sender.id !== other.id);
 });
 
+t.test('a key revoked while its session is open sends nothing more on it', async (t) => {
+  const keys = app.appliance.services.api.foundation.apiKeys;
+  const key = await keys.create(team.teamId, { name: 'short-lived', permission: 'sending_access' }, { kind: 'operator' });
+  const pooled = rig.transport(key.token, { pool: true });
+  const mail = { from: 'hello@sender.net', to: 'ann@inbox-one.net', subject: 'pooled', text: 't' };
+  t.match((await pooled.sendMail(mail)).response, /^250 /);
+  await keys.revoke(team.teamId, key.id);
+  const refused = await refusal(pooled.sendMail(mail));
+  t.equal(refused.code, 550);
+  t.match(refused.response, /^550 5\.7\.1 This API key has been revoked/, 'checked again at MAIL FROM');
+  const logins = lines.filter((l) => l.includes('"msg":"submission login"') && l.includes(key.id));
+  t.equal(logins.length, 1, 'of the same session: one login');
+});
+
 t.test('an unverified From domain is 550 5.7.1; a message without a body 550 5.6.0', async (t) => {
   const transport = rig.transport(team.token);
   const unverified = await refusal(transport.sendMail({ from: 'x@nowhere-verified.net', to: 'ann@inbox-one.net', subject: 's', text: 't' }));
