@@ -3,7 +3,7 @@
 # when its result is already there.
 #   scripts/setup.sh          what the appliance needs to run: redis-server and clamav-daemon (apt),
 #                             Node 24 LTS in runtime/ (svc carries its own runtime), node_modules/
-#   scripts/setup.sh --test   also the test tools (apt): swaks, python3-dkim, strace, eatmydata,
+#   scripts/setup.sh --test   also the test tools (apt): swaks (with Net::SSLeay), python3-dkim, strace, eatmydata,
 #                             postgresql and chromium — never installed on a production box
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,6 +27,8 @@ production_packages() {
 test_packages() {
   # swaks: a second, independent SMTP client the inbound and submission tests drive.
   command -v swaks >/dev/null || echo swaks
+  # Net::SSLeay: swaks' TLS (--tls), which the SMTP submission tests use.
+  /usr/bin/perl -MNet::SSLeay -e 1 2>/dev/null || echo libnet-ssleay-perl
   # dkimpy: the tests' independent DKIM verifier of svc's outbound signatures.
   /usr/bin/python3 -c 'import dkim' 2>/dev/null || echo python3-dkim
   # strace: the fault suite's probe that an fsync precedes every 200/250; eatmydata turns fsync

@@ -47,6 +47,7 @@ t.test('importsOf finds every kind of module reference', async (t) => {
 t.test('roomOf: the top folder, or the MTA part', async (t) => {
   t.equal(roomOf('core/emails/send.ts'), 'core');
   t.equal(roomOf('mta/inbound/rcpt.ts'), 'mta/inbound');
+  t.equal(roomOf('mta/submission/auth.ts'), 'mta/submission');
   t.equal(roomOf('mta/index.ts'), 'mta');
   t.equal(roomOf('bin/svc.ts'), 'bin');
   t.equal(roomOf('top.ts'), '');
@@ -84,6 +85,7 @@ t.test('the checker catches forbidden imports in a tree built to break the rules
     'core/receiving/feedback.ts': "import { recorder } from '../emails/index.js';\nimport { record } from '../emails/delivery.js';",
     'core/shiny/new.ts': "import { ok } from '../ok.js';",
     'mta/inbound/rcpt.ts': "import { rules } from '../bounces/rules.js';\nimport { queue } from '../outbound/queue.js';",
+    'mta/submission/auth.ts': "import { rules } from '../bounces/rules.js';\nimport { tls } from '../inbound/tls.js';\nimport { ok } from '../../core/ok.js';",
     'core/fetches.ts': "import { webhookSender } from '../net/sender.js';",
     'api/http.ts': "import { request } from 'undici';",
     'net/sender.ts': "import { request } from 'undici';\nimport type { DnsResolver } from '../dns/resolver.js';\nimport { ok } from '../core/ok.js';",
@@ -111,6 +113,7 @@ t.test('the checker catches forbidden imports in a tree built to break the rules
     'mta/inbound/rcpt.ts -> mta/outbound',
     'mta/outbound/deliver.ts -> api',
     'mta/outbound/deliver.ts -> better-sqlite3',
+    'mta/submission/auth.ts -> mta/inbound',
     'net/sender.ts -> core',
     'scanner/clamd.ts -> express',
     'scanner/clamd.ts -> test',

@@ -3,17 +3,21 @@ import type { Logger } from '../../core/logger.js';
 import { startInboundServer, type InboundServer, type ReportHandler } from '../../mta/inbound/server.js';
 import { loadTlsMaterial } from '../../mta/inbound/tls.js';
 import type { Services } from '../services.js';
+import { startSubmission } from '../submission.js';
+import type { SubmissionServers } from '../../mta/submission/server.js';
 
 export interface InboundRole {
   name: 'inbound';
   smtp: InboundServer;
+  /** SMTP submission for applications (587, 465), when it runs. */
+  submission: SubmissionServers | undefined;
   stop(): Promise<void>;
 }
 
 // Left in incoming/ by a crash before the 250: never acknowledged, so the sender still has them.
 const STALE_INCOMING_MS = 60 * 60 * 1000;
 
-/** The inbound SMTP listener (MX of the receiving domains, return paths, feedback address). */
+/** The inbound SMTP listener (MX of the receiving domains, return paths, feedback address) and SMTP submission. */
 export async function startInboundRole(services: Services, config: Config, logger: Logger, hostname: string, reports: ReportHandler): Promise<InboundRole> {
   const receiving = services.receiving;
   const swept = await receiving.spool.sweepIncoming(STALE_INCOMING_MS, Date.now());
@@ -50,5 +54,12 @@ export async function startInboundRole(services: Services, config: Config, logge
     logger,
     metrics: services.metrics,
   });
-  return { name: 'inbound', smtp, stop: () => smtp.close() };
+  const submission = await startSubmission(services, config, logger, hostname, tls).catch(async (err: unknown) => {
+    await smtp.close();
+    throw err;
+  });
+  return {
+    name: 'inbound', smtp, submission,
+    stop: async () => { await Promise.all([smtp.close(), submission?.close()]); },
+  };
 }

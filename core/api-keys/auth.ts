@@ -14,7 +14,15 @@ export type { Permission, Principal };
 export async function authenticate(keys: KeyLookup, header: string | undefined, needed: Permission, scope: string | null = null): Promise<Principal> {
   const bearer = header === undefined ? undefined : /^Bearer\s+(\S+)\s*$/i.exec(header)?.[1];
   if (bearer === undefined) throw new ServiceError(401, 'missing_api_key', 'Missing API key in the authorization header. Include the following header in the request: Authorization: Bearer <API_KEY>');
-  const parsed = parseToken(bearer);
+  return authenticateToken(keys, bearer, needed, scope);
+}
+
+/**
+ * Resolves an API key given by itself (SMTP submission's password) to the calling key, with the
+ * same refusals as the Authorization header after its shape: invalid → revoked → suspended → class.
+ */
+export async function authenticateToken(keys: KeyLookup, token: string, needed: Permission, scope: string | null = null): Promise<Principal> {
+  const parsed = parseToken(token);
   const found = parsed ? await keys.byPublicId(parsed.publicId) : undefined;
   if (!parsed || !found || !secretMatches(parsed.secret, found.key.token_hash)) {
     throw new ServiceError(401, 'invalid_api_key', 'API key is invalid.');

@@ -13,3 +13,4 @@ export * from './trace.js';
 export * from './queue-admin.js';
 export * from './queue-view.js';
 export * from './view.js';
+export type { AttachmentInput, SendEmailInput } from './types.js';

@@ -110,7 +110,7 @@ export async function startInboundServer(deps: InboundDeps): Promise<InboundServ
     // then hear 421. Under svc's 25 s stop limit, so a client that never talks cannot turn a
     // clean stop into a forced exit.
     closeTimeout: 15_000,
-    // Unauthenticated relaying is never offered; authenticated submission is a later concern.
+    // Unauthenticated relaying is never offered; authenticated submission has listeners of its own (mta/submission).
     disabledCommands: settings.tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
     ...(settings.tls ? { key: settings.tls.key, cert: settings.tls.cert } : {}),
     useProxy: settings.proxyFrom.length > 0 ? [...settings.proxyFrom] : false,

@@ -7,6 +7,8 @@ export const redisKeys = {
   rateBucket: (teamId: string) => `${PREFIX}rate:${teamId}`,
   /** Token bucket of one client address on the public routes (same hash; team ids are UUIDs). */
   clientRateBucket: (client: string) => `${PREFIX}rate:client:${client}`,
+  /** Token bucket of one client address's failed SMTP submission logins (same hash). */
+  smtpAuthFailureBucket: (client: string) => `${PREFIX}rate:smtp-auth:${client}`,
   /** Marker of an idempotent send in flight (value: request hash; expires on its own). */
   idempotencyInFlight: (teamId: string, keyDigest: string) => `${PREFIX}idem:${teamId}:${keyDigest}`,
   /** Pub/sub channel: mail is due now in this region's outbound queue. */
