@@ -27,6 +27,8 @@ export interface DomainLookup {
    * on and the team holds the domain (its DKIM record proved control of the zone).
    */
   receivingDomain(name: string): Promise<{ teamId: string; domainId: string; name: string } | undefined>;
+  /** Why mail for a name svc does not receive for is refused: a domain added but not verified yet, or with receiving off. */
+  whyNotReceiving(name: string): Promise<'unverified' | 'receiving_off' | undefined>;
   /** The domain id is the team's, held by it, and may send (used to pin sending keys to a domain). */
   isVerifiedDomain(teamId: string, domainId: string): Promise<boolean>;
   /** Every team's domains that may send, for the sandbox rule. */
@@ -57,6 +59,13 @@ export function domainLookup(deps: LookupDeps): DomainLookup {
       const domain = await repo.ownerByReceivingName(name.trim().toLowerCase().replace(/\.$/, ''));
       if (!domain || domain.receiving !== 'enabled') return undefined;
       return { teamId: domain.team_id, domainId: domain.id, name: domain.name };
+    },
+
+    async whyNotReceiving(name) {
+      const claimants = await repo.claimantsByReceivingName(name.trim().toLowerCase().replace(/\.$/, ''));
+      if (claimants.some((d) => d.owner_verified_at !== null && d.receiving !== 'enabled')) return 'receiving_off';
+      if (claimants.some((d) => d.owner_verified_at === null && d.receiving === 'enabled')) return 'unverified';
+      return undefined;
     },
 
     async isVerifiedDomain(teamId, domainId) {

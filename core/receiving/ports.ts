@@ -11,6 +11,11 @@ export interface ReceivingDomain {
 export interface ReceivingDomains {
   /** The domain with receiving enabled at this name (lower-case A-label), or undefined. */
   receivingDomain(name: string): Promise<ReceivingDomain | undefined>;
+  /**
+   * Why a name with no receiving domain is refused, so the refusal can say so: a domain added but
+   * not verified yet (the sender should retry), or one with receiving switched off.
+   */
+  whyNotReceiving?(name: string): Promise<'unverified' | 'receiving_off' | undefined>;
 }
 
 export interface VerpTarget {

@@ -19,7 +19,7 @@ export type RecipientRoute =
   | { kind: 'dsn'; address: string; emailId: string; recipientId: string }
   | { kind: 'arf'; address: string }
   | { kind: 'postmaster'; address: string }
-  | { kind: 'refused'; code: 550 | 553; message: string };
+  | { kind: 'refused'; code: 450 | 550 | 553; message: string };
 
 export interface RoutingDeps {
   domains: ReceivingDomains;
@@ -34,6 +34,22 @@ export interface RoutingDeps {
 const POSTMASTER = 'postmaster';
 
 export const relayDenied: RecipientRoute = { kind: 'refused', code: 550, message: '5.7.1 Relay access denied' };
+
+/**
+ * The refusal for a domain svc does not receive for, saying why when svc knows the domain: one
+ * added but not verified yet is a temporary refusal (450: the sender retries, and the mail arrives
+ * once the domain's owner finishes), one with receiving off a permanent one.
+ */
+async function notReceiving(domains: ReceivingDomains, name: string): Promise<RecipientRoute> {
+  switch (await domains.whyNotReceiving?.(name)) {
+    case 'unverified':
+      return { kind: 'refused', code: 450, message: `4.7.1 ${name} is not verified on this server yet, try again later` };
+    case 'receiving_off':
+      return { kind: 'refused', code: 550, message: `5.7.1 ${name} does not receive mail on this server (receiving is off)` };
+    default:
+      return relayDenied;
+  }
+}
 
 const badSyntax = (why: string): RecipientRoute => ({ kind: 'refused', code: 553, message: `5.1.3 Bad recipient address syntax: ${why}` });
 
@@ -67,7 +83,7 @@ export async function routeRecipient(deps: RoutingDeps, raw: string): Promise<Re
   if (verp?.ok) return { kind: 'dsn', address, emailId: verp.emailId, recipientId: verp.recipientId };
   if (verp) return { kind: 'refused', code: 550, message: `5.7.1 Invalid bounce address tag (${verp.reason})` };
   const domain = await deps.domains.receivingDomain(parts.domain);
-  if (!domain) return relayDenied;
+  if (!domain) return notReceiving(deps.domains, parts.domain);
   return { kind: 'received', address, domain, claimed: await deps.mailboxes.claims(domain, address) };
 }
 
@@ -75,5 +91,5 @@ export async function routeRecipient(deps: RoutingDeps, raw: string): Promise<Re
 async function routePostmaster(deps: RoutingDeps, address: string, domainName: string): Promise<RecipientRoute> {
   if (deps.ownHosts.has(domainName)) return { kind: 'postmaster', address };
   const domain = await deps.domains.receivingDomain(domainName);
-  return domain ? { kind: 'received', address, domain, claimed: true } : relayDenied;
+  return domain ? { kind: 'received', address, domain, claimed: true } : notReceiving(deps.domains, domainName);
 }

@@ -45,6 +45,10 @@ export async function commitMessage(deps: CommitDeps, data: ReceivedData, sessio
     throw err;
   }
   if (kept) logPostmaster(deps.logger, data, session, postmaster, kept);
+  deps.logger.info({
+    session: session.id, ip: session.remoteAddress, from: envelopeFrom(session), bytes: data.raw.length, ids,
+    received: received.length, reports: reports.length, postmaster: postmaster.length, virus: data.decision.action === 'drop_virus',
+  }, 'inbound message accepted');
   return `2.0.0 Ok: queued as ${ids[0] ?? kept?.id ?? session.id}`;
 }
 

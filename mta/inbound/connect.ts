@@ -24,10 +24,13 @@ export function connectDecision(limits: ConnectionLimits, logger: Logger): Conne
         return callback(smtpError(421, `4.7.0 ${admission.reason}, try again later`));
       }
       admitted.add(session.id);
+      logger.info({ session: session.id, ip: session.remoteAddress, ptr: session.clientHostname }, 'inbound session opened');
       callback();
     },
     onClose(session) {
-      if (admitted.delete(session.id)) limits.release(session.remoteAddress);
+      if (!admitted.delete(session.id)) return;
+      limits.release(session.remoteAddress);
+      logger.info({ session: session.id, ip: session.remoteAddress, helo: session.hostNameAppearsAs, messages: session.transaction - 1 }, 'inbound session closed');
     },
   };
 }

@@ -20,7 +20,10 @@ export function rcptDecision(routing: RoutingDeps, logger: Logger): RcptDecision
   return {
     onRcptTo(address, session, callback) {
       routeRecipient(routing, address.address).then((route) => {
-        if (route.kind === 'refused') return callback(smtpError(route.code, route.message));
+        if (route.kind === 'refused') {
+          logger.info({ session: session.id, ip: session.remoteAddress, rcpt: address.address, reply: `${route.code} ${route.message}` }, 'recipient refused');
+          return callback(smtpError(route.code, route.message));
+        }
         const list = routes.get(session.envelope) ?? [];
         list.push(route);
         routes.set(session.envelope, list);

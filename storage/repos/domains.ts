@@ -17,6 +17,8 @@ export interface DomainsRepo {
   /** The copy that holds the name: its ownership proof verified, not released. */
   owner(name: string): Promise<DomainRow | undefined>;
   ownerByReceivingName(receivingName: string): Promise<DomainRow | undefined>;
+  /** Live domains at this receiving name, verified or not (to say why mail for it is refused). */
+  claimantsByReceivingName(receivingName: string): Promise<DomainRow[]>;
   /** Names whose holding copy may send (the sandbox rule's "domain verified on the service"). */
   sendingReadyNames(): Promise<string[]>;
   /** Unreleased domain ids after a cursor, in id order, for the re-check. */
@@ -58,6 +60,7 @@ export function domainsRepo(db: Db): DomainsRepo {
     owner: (name) => live().where('name', '=', name).where('owner_verified_at', 'is not', null).executeTakeFirst(),
     ownerByReceivingName: (receivingName) =>
       live().where('receiving_name', '=', receivingName).where('owner_verified_at', 'is not', null).executeTakeFirst(),
+    claimantsByReceivingName: (receivingName) => live().where('receiving_name', '=', receivingName).execute(),
     async sendingReadyNames() {
       const rows = await live().where('sending_ready', '=', 1).where('owner_verified_at', 'is not', null).execute();
       return [...new Set(rows.map((r) => r.name))];

@@ -1,10 +1,15 @@
 import t from 'tap';
 import { find, publish, startDomainsRig, type WireRecord } from '../helpers/domain-fixtures.js';
+import { routeRecipient } from '../../core/receiving/index.js';
 
 const rig = await startDomainsRig();
 t.teardown(() => rig.stop());
 const db = rig.app.appliance.services.database.db;
 const lookup = rig.app.appliance.services.domains;
+/** RCPT TO's decision with the real domain lookup. */
+const route = (address: string) => routeRecipient({
+  domains: lookup, returnPaths: async () => undefined, mailboxes: { claims: async () => true }, feedbackAddress: 'feedback@svc-host.net', ownHosts: new Set(),
+}, address);
 const eventsOf = (type: string, teamId: string) =>
   db.selectFrom('events').selectAll().where('type', '=', type).where('team_id', '=', teamId).orderBy('seq').execute();
 
@@ -99,6 +104,11 @@ t.test('receiving: MX in use elsewhere is 409 unless confirmed; receivingDomain 
   const confirmed = await rig.api(team.token, 'PATCH', `/domains/${created.body.id}`, { capabilities: { receiving: 'enabled' }, confirm_replace_mx: true });
   t.equal(confirmed.status, 200);
   t.notOk(await lookup.receivingDomain('inbox-corp.net'), 'not before the team holds the name');
+  t.equal(await lookup.whyNotReceiving('inbox-corp.net'), 'unverified');
+  t.same(await route('ann@inbox-corp.net'), { kind: 'refused', code: 450, message: '4.7.1 inbox-corp.net is not verified on this server yet, try again later' },
+    'not yet verified: the sender is told so and retries');
+  t.same(await route('postmaster@inbox-corp.net'), { kind: 'refused', code: 450, message: '4.7.1 inbox-corp.net is not verified on this server yet, try again later' });
+  t.same(await route('ann@nobody-here.net'), { kind: 'refused', code: 550, message: '5.7.1 Relay access denied' }, 'a domain svc does not know: relaying');
   rig.dns.remove('inbox-corp.net');
   for (const r of created.body.records as WireRecord[]) publish(rig.dns, 'inbox-corp.net', r);
   rig.clock.advance(16_000);
@@ -115,6 +125,7 @@ t.test('receiving: MX in use elsewhere is 409 unless confirmed; receivingDomain 
   t.notOk(await lookup.receivingDomain('inbox-corp.net'));
   await rig.api(team.token, 'PATCH', `/domains/${created.body.id}`, { capabilities: { receiving: 'disabled' } });
   t.notOk(await lookup.receivingDomain('mail.inbox-corp.net'), 'receiving off: no longer answered');
+  t.same(await route('ann@mail.inbox-corp.net'), { kind: 'refused', code: 550, message: '5.7.1 mail.inbox-corp.net does not receive mail on this server (receiving is off)' });
 
   rig.dns.set('nullmx-corp.net', [{ type: 'MX', exchange: '.', priority: 0 }]);
   t.equal((await rig.api(team.token, 'POST', '/domains', { name: 'nullmx-corp.net', capabilities: { receiving: 'enabled' } })).status, 201, 'a null MX delivers nowhere');

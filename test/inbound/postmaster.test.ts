@@ -36,6 +36,9 @@ t.test('postmaster@ the appliance host is accepted and kept for the operator, no
   const kept = keptFile(sent.id);
   t.match(kept, /^Received: from [^]*?by mx\.svc-test\.net \(svc\)/, 'the raw message with svc\'s trace header');
   t.match(kept, /Subject: host-1\r\n/);
+  t.match(logLines.find((l) => l.msg === 'inbound message accepted' && l.ids.length === 0 && l.postmaster === 1),
+    { level: 30, ip: '127.0.0.1', from: 'ops@remote.example', received: 0, reports: 0, virus: false }, 'each accepted message is one info line');
+  t.ok(logLines.some((l) => l.msg === 'inbound session opened' && l.ip === '127.0.0.1'), 'the session\'s start');
   const line = logLines.find((l) => l.msg === 'postmaster mail kept for the operator' && l.id === sent.id);
   t.match(line, { level: 30, rcpt: ['postmaster@mx.svc-test.net'], from: 'ops@remote.example', ip: '127.0.0.1', spoolKey: new RegExp(`^postmaster/\\d{4}-\\d{2}-\\d{2}/${sent.id}\\.eml$`) });
   t.type(line?.size, 'number');
@@ -82,5 +85,7 @@ t.test('postmaster@ a domain svc does not receive for is still relaying', async 
   await smtp.command('EHLO client.example');
   await smtp.command('MAIL FROM:<ops@remote.example>');
   t.match(await smtp.command('RCPT TO:<postmaster@elsewhere.example>'), /^550 5\.7\.1 Relay access denied/);
+  t.match(logLines.find((l) => l.msg === 'recipient refused' && l.rcpt === 'postmaster@elsewhere.example'),
+    { level: 30, ip: '127.0.0.1', reply: '550 5.7.1 Relay access denied' }, 'a refusal is one info line');
   t.match(await smtp.command('RCPT TO:<postmaster@[127.0.0.1]>'), /^550 5\.7\.1 Relay access denied/);
 });
