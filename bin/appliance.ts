@@ -15,6 +15,7 @@ import { storageProbe, type Probe } from '../core/health.js';
 import { freeBytes } from '../storage/files/index.js';
 import { makePrivateDir, lockDataFolder, FolderInUseError, type LockHolder } from '../storage/files/index.js';
 import { applianceServices, type Services } from './services.js';
+import { chooseClamd } from './scanner-choice.js';
 import { startApiRole } from './roles/api.js';
 import { startJobsRole } from './roles/jobs.js';
 import { servedRegions, startOutboundRole } from './roles/outbound.js';
@@ -80,10 +81,11 @@ async function startOpening(options: StartOptions, opened: (() => unknown)[]): P
     url: config.database_url, path: join(config.data_dir, 'svc.sqlite'), synchronous: config.sqlite_synchronous as 'FULL' | 'NORMAL',
   });
   opened.push(() => database.close());
-  const probes = await readinessProbes(config, database, redis);
+  const scanning = { ...config, scanner_clamd: await chooseClamd(config.scanner_clamd, logger) };
+  const probes = await readinessProbes(scanning, database, redis);
   const ops = opsRegistry({ role: roleLabel(options.roles, roles, config.outbound_regions), domainLabels: config.ops_metrics_domain_labels, logger });
   const services = applianceServices({
-    config, database, redis, logger, probes, version: options.version, clock: options.clock ?? systemClock,
+    config: scanning, database, redis, logger, probes, version: options.version, clock: options.clock ?? systemClock,
     resolver: buildResolver(config),
     secretBox: openSecretBox(config.secret_key_file || join(config.data_dir, 'secret.key')),
     hostname: mailHostname,

@@ -82,7 +82,7 @@ export const schema = {
   public_base_url: { type: 'string', default: '', doc: 'Public https address of the HTTP API, for share links and signed download links; empty uses http://<http_host>:<http_port> when http_host is a loopback address, and refuses to make links (503) otherwise. Never taken from a request\'s Host header.' },
 
 
-  scanner_clamd: { type: 'string', default: '', doc: 'clamd socket path or host:port; empty turns virus scanning off.' },
+  scanner_clamd: { type: 'string', default: 'auto', doc: 'clamd socket path or host:port; `auto`: Debian\'s standard socket /run/clamav/clamd.ctl when clamd answers there at start, else no scanning (one line at start says which); empty turns virus scanning off.' },
   scanner_fail_mode: { type: 'enum', default: 'closed', values: ['closed', 'open'], doc: 'When clamd is down or past its deadline: closed answers 451 (the sender retries), open stores the message marked unscanned.' },
   scanner_timeout_ms: { type: 'int', default: 30000, min: 100, max: 600000, doc: 'Deadline of one scan (svc enforces it; clamscan does not).' },
   scanner_max_bytes: { type: 'int', default: 26214400, min: 1024, doc: 'Largest message sent to the scanner (keep at or under clamd StreamMaxLength); a bigger one is refused 552 when failing closed, stored unscanned when open.' },

@@ -41,6 +41,8 @@ export async function startTestAppliance(options: TestApplianceOptions = {}): Pr
     SVC_HTTP_PORT: '0',
     SVC_REDIS_URL: redis.url,
     SVC_LOG_LEVEL: 'silent',
+    // Tests that scan start their own clamd; none should pick up a machine's by `auto`.
+    SVC_SCANNER_CLAMD: '',
     SVC_LOGS_FLUSH_MS: '20',
     // A fully qualified name of the test's own: the machine's may be a bare one, which svc refuses.
     SVC_MAIL_HOSTNAME: 'mta.svc-test.net',

@@ -43,7 +43,7 @@ export async function spawnSvc(options: SvcOptions): Promise<SvcProcess> {
   const env = {
     PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SVC_DATA_DIR: options.dataDir,
     SVC_HTTP_HOST: '127.0.0.1', SVC_HTTP_PORT: String(httpPort), SVC_SMTP_HOST: '127.0.0.1', SVC_SMTP_PORT: String(smtpPort),
-    SVC_LOG_LEVEL: 'info', SVC_MAIL_HOSTNAME: 'mta.svc-test.net', ...options.env,
+    SVC_LOG_LEVEL: 'info', SVC_MAIL_HOSTNAME: 'mta.svc-test.net', SVC_SCANNER_CLAMD: '', ...options.env,
   };
   const started = performance.now();
   const command = [...(options.wrap ?? []), svcBin, 'start', '--role', options.roles ?? 'all'];
