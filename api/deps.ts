@@ -10,6 +10,7 @@ import type { Clock } from '../core/clock.js';
 import type { SuppressionsService } from '../core/suppressions/index.js';
 import type { ContactPropertiesService, ContactsService } from '../core/contacts/index.js';
 import type { TopicsService } from '../core/topics/index.js';
+import type { ContactImportsService } from '../core/contact-imports/index.js';
 import type { EmailsService } from '../core/emails/index.js';
 import type { EmailShares } from '../core/emails/index.js';
 import type { WebhooksService } from '../core/webhooks/index.js';
@@ -65,6 +66,8 @@ export interface AudienceServices {
   topics: TopicsService;
   /** Brand kit images: uploaded through the API, served on the public router. */
   brandKitUploads: BrandKitUploadsService;
+  /** CSV imports of contacts (`/contacts/imports`); their rows are the durable worker's. */
+  contactImports: ContactImportsService;
 }
 
 export interface SendingServices {

@@ -35,6 +35,10 @@ import { backupService } from '../core/backup.js';
 import { consentHasher, contactPropertiesService, contactsService, fixedContactLimit, type ConsentHasher } from '../core/contacts/index.js';
 import { topicsService } from '../core/topics/index.js';
 import type { OpsMetrics } from '../core/ops-metrics.js';
+import { contactImportsService, contactImportWork, noSegments, type ContactImportsService } from '../core/contact-imports/index.js';
+import type { WorkHandler } from '../core/work/index.js';
+import { importFiles, type ImportFiles } from '../storage/files/index.js';
+import { join } from 'node:path';
 
 export interface ServicesInput {
   config: Config;
@@ -85,6 +89,8 @@ export interface Services {
   plans: PlanCatalog;
   /** Counters for the operator's /metrics, handed to the listeners and queues. */
   metrics: OpsMetrics;
+  /** Uploaded contact import files under the data folder (the jobs role deletes them a week after). */
+  importFiles: ImportFiles;
 }
 
 /** Every repo and core service, built once from the open stores: one factory per area, composed here. */
@@ -110,13 +116,14 @@ export function applianceServices(input: ServicesInput): Services {
     returnPaths: (address) => sending.returnPaths.check(address, clock.now()), recorder: sending.recorder, linkBase: links.url,
   });
   const rollup = metricsRollup({ db: database.db, batchSize: config.metrics_rollup_batch_size });
+  const imports = contactImportsParts(input, consentHash);
   const work = durableWorker({
     db: database.db, clock, logger, leaseMs: 60_000, concurrency: 4, stepsPerTurn: 50,
-    handlers: [rollupWork(rollup, config.metrics_rollup_interval_ms)],
+    handlers: [rollupWork(rollup, config.metrics_rollup_interval_ms), imports.handler],
   });
   const areas: Services['areas'] = {
     foundation: foundationServices(input, repos, domains, receiving.spool.dir, plans),
-    audience: audienceServices(input, team, links.url, consentHash),
+    audience: { ...audienceServices(input, team, links.url, consentHash), contactImports: imports.service(work) },
     sending: sendingServices(input, { sending, domainsDeps, rollup, team, wakeDispatcher: () => webhookDispatcher.wakes.wake() }),
     inbox: { receiving: receiving.service },
   };
@@ -124,6 +131,7 @@ export function applianceServices(input: ServicesInput): Services {
   return {
     areas, api, logWriter, database, redis, repos, clock, logger, resolver: input.resolver, secretBox: input.secretBox, regions,
     webhookDispatcher, sending, domains, deliveryResolver, linkBase: links, receiving, metricsRollup: rollup, work, plans, metrics: input.metrics,
+    importFiles: imports.files,
   };
 }
 
@@ -155,7 +163,7 @@ function foundationServices(input: ServicesInput, repos: Repos, domains: DomainL
   };
 }
 
-function audienceServices(input: ServicesInput, team: TeamService, links: () => string, consentHash: ConsentHasher): AudienceServices {
+function audienceServices(input: ServicesInput, team: TeamService, links: () => string, consentHash: ConsentHasher): Omit<AudienceServices, 'contactImports'> {
   const { config, database, clock, logger } = input;
   return {
     suppressions: suppressionsService({ db: database.db, clock }),
@@ -211,4 +219,22 @@ function webhookDispatcherOf(input: ServicesInput): WebhookDispatcher {
     options: { concurrencyPerEndpoint: config.webhooks_endpoint_concurrency, timeoutMs: config.webhooks_timeout_ms },
     metrics: input.metrics,
   });
+}
+
+/**
+ * Contact imports: the files under the data folder, the durable work handler that processes the
+ * rows, and the API service (built once the worker it enqueues on exists). Segments are not built
+ * yet: `noSegments` refuses every segment id until the segments area answers the port.
+ */
+function contactImportsParts(input: ServicesInput, consentHash: ConsentHasher): {
+  files: ImportFiles; handler: WorkHandler<any, any>; service(work: DurableWorker): ContactImportsService;
+} {
+  const { config, database, clock, logger } = input;
+  const files = importFiles(join(config.data_dir, 'imports'));
+  const contactLimit = fixedContactLimit(config.contacts_limit);
+  const handler = contactImportWork({
+    db: database.db, clock, logger, files, hash: consentHash, contactLimit, segments: noSegments, batchRows: 1000, batchBytes: 4 * 1024 * 1024,
+  });
+  const service = (work: DurableWorker) => contactImportsService({ db: database.db, clock, logger, files, work, contactLimit, segments: noSegments });
+  return { files, handler, service };
 }

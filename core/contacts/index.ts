@@ -10,3 +10,6 @@ export { PROPERTIES_PER_TEAM, type TypedValue } from './properties.js';
 export { NAME_MAX, PROPERTY_KEY_MAX, PROPERTY_STRING_MAX, type ContactInput, type CreateContactInput, type PropertyInput, type PropertyValue, type TopicChoiceInput } from './input.js';
 export type { ContactListItem, ContactView } from './view.js';
 export type { ContactOrigin, PropertyType, SubscriptionStatus } from '../../storage/repos/index.js';
+// For contact imports (core/contact-imports): the same checks, and property declarations by type.
+export { checkPropertyKey, checkTopicChoices, emailKeyOf } from './input.js';
+export { declareProperty, storedValue } from './properties.js';

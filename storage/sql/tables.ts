@@ -7,6 +7,7 @@ import type { ReceivedAttachmentRow, ReceivedEmailRow, ReceivedReportRow, Receiv
 import type { OutboxCursorRow, WebhookAttemptRow, WebhookDeliveryRow, WebhookEndpointRow } from '../repos/webhooks-tables.js';
 import type { BrandKitUploadRow, TeamMemberRow, TeamUsageRow } from '../repos/team-tables.js';
 import type { ConsentRecordRow, ContactPropertyRow, ContactPropertyValueRow, ContactRow, ContactTopicRow, PlatformEventRow, TopicRow } from '../repos/contacts-tables.js';
+import type { ContactImportFailureRow, ContactImportRow } from '../repos/contact-imports-tables.js';
 import type { MetricsDomainRow, MetricsEmailMarkRow, MetricsEmailMinuteRow, MetricsMinuteRow, MetricsQuarterRow } from '../repos/metrics-tables.js';
 
 // Row types of every table, as Kysely sees them. One interface per table.
@@ -130,4 +131,6 @@ export interface DatabaseSchema {
   contact_topics: ContactTopicRow;
   consent_records: ConsentRecordRow;
   platform_events: PlatformEventRow;
+  contact_imports: ContactImportRow;
+  contact_import_failures: ContactImportFailureRow;
 }

@@ -12,6 +12,7 @@ import * as m010 from './010_return_path_tags.js';
 import * as m011 from './011_work_items.js';
 import * as m012 from './012_audience.js';
 import * as m013 from './013_team.js';
+import * as m015 from './015_contact_imports.js';
 
 // Numbered, applied in order at start. Written with Kysely's schema builder so the same
 // migrations run on SQLite and on PostgreSQL.
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   '011_work_items': m011,
   '012_audience': m012,
   '013_team': m013,
+  '015_contact_imports': m015,
 };
