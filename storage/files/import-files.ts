@@ -1,7 +1,7 @@
 import { createReadStream, type ReadStream } from 'node:fs';
 import { open, readdir, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Writable } from 'node:stream';
+import { Writable } from 'node:stream';
 import { makePrivateDir, PRIVATE_FILE_MODE } from './private-files.js';
 
 // Uploaded contact import files (CSV), one per import, named by the import's id, under
@@ -45,7 +45,13 @@ export function importFiles(dir: string): ImportFiles {
     async create(name) {
       const target = path(name);
       const handle = await open(target, 'wx', PRIVATE_FILE_MODE);
-      const stream = handle.createWriteStream({ autoClose: false, highWaterMark: 256 * 1024 });
+      // A plain Writable over the handle: a FileHandle's own write stream keeps a reference that
+      // makes close() wait for the stream to close the handle, and then it cannot be fsynced.
+      const stream = new Writable({
+        highWaterMark: 256 * 1024,
+        write(chunk: Buffer, _encoding, done) { handle.write(chunk).then(() => done(), done); },
+        writev(chunks, done) { handle.writev(chunks.map((c) => c.chunk as Buffer)).then(() => done(), done); },
+      });
       let closed = false;
       const close = async () => {
         if (closed) return;
