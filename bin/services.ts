@@ -233,7 +233,7 @@ function contactImportsParts(input: ServicesInput, consentHash: ConsentHasher): 
   const files = importFiles(join(config.data_dir, 'imports'));
   const contactLimit = fixedContactLimit(config.contacts_limit);
   const handler = contactImportWork({
-    db: database.db, clock, logger, files, hash: consentHash, contactLimit, segments: noSegments, batchRows: 1000, batchBytes: 4 * 1024 * 1024,
+    db: database.db, clock, logger, files, hash: consentHash, contactLimit, segments: noSegments, batchRows: 2000, batchBytes: 4 * 1024 * 1024,
   });
   const service = (work: DurableWorker) => contactImportsService({ db: database.db, clock, logger, files, work, contactLimit, segments: noSegments });
   return { files, handler, service };

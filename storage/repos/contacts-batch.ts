@@ -1,5 +1,6 @@
-import type { Compilable, Kysely } from 'kysely';
+import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
 import { shapedStatement, type Marker } from '../sql/compiled.js';
+import { rawRunnerOf } from '../sql/raw-sqlite.js';
 import type { Db } from '../sql/db.js';
 import type {
   ConsentRecordRow, ContactPropertyValueRow, ContactRow, ContactTopicRow, PlatformEventRow,
@@ -28,28 +29,66 @@ function chunksOf<T>(rows: readonly T[]): T[][] {
 
 type Build = (m: Marker, size: number) => Compilable<unknown>;
 
-/** Runs a chunked statement; `bind` gives the i-th row's values under markers suffixed with i. */
-async function runChunked<T>(
-  db: Kysely<any>, key: string, rows: readonly T[], build: Build, bind: (row: T, i: number, out: Record<string, unknown>) => void,
+/** A chunk statement compiled once: for each parameter, the row it comes from (-1: shared) and the field. */
+interface ChunkShape {
+  sql: string;
+  rowOf: number[];
+  fieldOf: string[];
+}
+
+const chunkShapes = new WeakMap<object, Map<string, ChunkShape>>();
+const markerPrefix = '\u0000svc-chunk:';
+
+/**
+ * The statement for `size` rows of `key`, compiled with this database's dialect. Markers name a
+ * row and a field (`3:email`, `-1:team_id` for a value shared by every row), so each run binds a
+ * flat array in the statement's own order: no marker names built per value.
+ */
+function chunkShape(db: Kysely<any>, key: string, size: number, build: Build): ChunkShape {
+  const adapter = db.getExecutor().adapter;
+  let byKey = chunkShapes.get(adapter);
+  if (!byKey) chunkShapes.set(adapter, (byKey = new Map()));
+  const name = `${key}.${size}`;
+  let shape = byKey.get(name);
+  if (!shape) {
+    const compiled = build((marker) => `${markerPrefix}${marker}`, size).compile();
+    const rowOf: number[] = [];
+    const fieldOf: string[] = [];
+    for (const p of compiled.parameters) {
+      if (typeof p !== 'string' || !p.startsWith(markerPrefix)) throw new Error(`contacts-batch: a parameter is not a marker (${compiled.sql})`);
+      const [row, field] = p.slice(markerPrefix.length).split(':') as [string, string];
+      rowOf.push(Number(row));
+      fieldOf.push(field);
+    }
+    shape = { sql: compiled.sql, rowOf, fieldOf };
+    byKey.set(name, shape);
+  }
+  return shape;
+}
+
+/** Runs a chunked statement over `rows` (objects whose fields the markers name); answers the rows it returned. */
+async function runChunked<T extends object>(
+  db: Kysely<any>, key: string, rows: readonly T[], build: Build, shared: Record<string, unknown> = {},
 ): Promise<Record<string, unknown>[]> {
   const found: Record<string, unknown>[] = [];
   for (const chunk of chunksOf(rows)) {
-    const statement = shapedStatement(db, `${key}.${chunk.length}`, (m) => build(m, chunk.length));
-    const values: Record<string, unknown> = {};
-    chunk.forEach((row, i) => bind(row, i, values));
-    const result = await statement(db, values);
+    const shape = chunkShape(db, key, chunk.length, build);
+    const parameters = new Array<unknown>(shape.rowOf.length);
+    for (let p = 0; p < parameters.length; p++) {
+      const row = shape.rowOf[p]!;
+      const value = row < 0 ? shared[shape.fieldOf[p]!] : (chunk[row] as Record<string, unknown>)[shape.fieldOf[p]!];
+      parameters[p] = value ?? null;
+    }
+    const raw = rawRunnerOf(db);
+    const result = raw ? raw(shape.sql, parameters) : await db.executeQuery(CompiledQuery.raw(shape.sql, parameters));
     for (const row of result.rows) found.push(row as Record<string, unknown>);
   }
   return found;
 }
 
-/** Values of `columns` for `size` rows, each column's marker suffixed with the row's index. */
+/** Values of `columns` for `size` rows, each marker naming its row and column. */
 const valuesOf = (m: Marker, columns: readonly string[], size: number) =>
-  Array.from({ length: size }, (_, i) => Object.fromEntries(columns.map((c) => [c, m(`${c}${i}`)])));
-
-const bindColumns = <T extends object>(columns: readonly string[]) => (row: T, i: number, out: Record<string, unknown>) => {
-  for (const c of columns) out[`${c}${i}`] = (row as Record<string, unknown>)[c] ?? null;
-};
+  Array.from({ length: size }, (_, i) => Object.fromEntries(columns.map((c) => [c, m(`${i}:${c}`)])));
 
 const contactColumns = [
   'id', 'team_id', 'email', 'email_key', 'first_name', 'last_name', 'subscription_status', 'origin', 'created_at', 'updated_at',
@@ -79,20 +118,19 @@ export function contactsBatchRepo(typed: Db): ContactsBatchRepo {
   // Statements built from column lists with markers for values: the row types cannot follow them.
   const db = typed as unknown as Kysely<any>;
   const insert = <T extends object>(key: string, table: string, columns: readonly string[], rows: readonly T[]) =>
-    runChunked(db, key, rows, (m, size) => db.insertInto(table).values(valuesOf(m, columns, size)), bindColumns<T>(columns));
+    runChunked(db, key, rows, (m, size) => db.insertInto(table).values(valuesOf(m, columns, size)));
   return {
     async byEmailKeys(teamId, emailKeys) {
-      const rows = await runChunked(db, 'contacts-batch.byEmailKeys', emailKeys,
-        (m, size) => db.selectFrom('contacts').selectAll().where('team_id', '=', m('team_id'))
-          .where('email_key', 'in', Array.from({ length: size }, (_, i) => m(`k${i}`))),
-        (key, i, out) => { out.team_id = teamId; out[`k${i}`] = key; });
+      const rows = await runChunked(db, 'contacts-batch.byEmailKeys', emailKeys.map((key) => ({ key })),
+        (m, size) => db.selectFrom('contacts').selectAll().where('team_id', '=', m('-1:team_id'))
+          .where('email_key', 'in', Array.from({ length: size }, (_, i) => m(`${i}:key`))),
+        { team_id: teamId });
       return rows as unknown as ContactRow[];
     },
     async insertNew(rows) {
       const inserted = await runChunked(db, 'contacts-batch.insertNew', rows,
         (m, size) => db.insertInto('contacts').values(valuesOf(m, contactColumns, size))
-          .onConflict((oc) => oc.columns(['team_id', 'email_key']).doNothing()).returning('email_key'),
-        bindColumns<ContactRow>(contactColumns));
+          .onConflict((oc) => oc.columns(['team_id', 'email_key']).doNothing()).returning('email_key'));
       return new Set(inserted.map((r) => String(r.email_key)));
     },
     async rewrite(rows) {
@@ -112,14 +150,12 @@ export function contactsBatchRepo(typed: Db): ContactsBatchRepo {
         (m, size) => db.insertInto('contact_property_values').values(valuesOf(m, valueColumns, size))
           .onConflict((oc) => oc.columns(['contact_id', 'key']).doUpdateSet((eb) => ({
             text_value: eb.ref('excluded.text_value'), num_value: eb.ref('excluded.num_value'),
-          }))),
-        bindColumns<ContactPropertyValueRow>(valueColumns));
+          }))));
     },
     async choicesOf(contactIds) {
-      const rows = await runChunked(db, 'contacts-batch.choicesOf', contactIds,
+      const rows = await runChunked(db, 'contacts-batch.choicesOf', contactIds.map((id) => ({ id })),
         (m, size) => db.selectFrom('contact_topics').select(['contact_id', 'topic_id', 'subscription'])
-          .where('contact_id', 'in', Array.from({ length: size }, (_, i) => m(`c${i}`))),
-        (id, i, out) => { out[`c${i}`] = id; });
+          .where('contact_id', 'in', Array.from({ length: size }, (_, i) => m(`${i}:id`))));
       return rows as unknown as Pick<ContactTopicRow, 'contact_id' | 'topic_id' | 'subscription'>[];
     },
     async setChoices(rows) {
@@ -127,8 +163,7 @@ export function contactsBatchRepo(typed: Db): ContactsBatchRepo {
         (m, size) => db.insertInto('contact_topics').values(valuesOf(m, choiceColumns, size))
           .onConflict((oc) => oc.columns(['contact_id', 'topic_id']).doUpdateSet((eb) => ({
             subscription: eb.ref('excluded.subscription'), updated_at: eb.ref('excluded.updated_at'),
-          }))),
-        bindColumns<ContactTopicRow>(choiceColumns));
+          }))));
     },
     insertConsent: async (rows) => { await insert('contacts-batch.consent', 'consent_records', consentColumns, rows); },
     insertPlatformEvents: async (rows) => { await insert('contacts-batch.platformEvents', 'platform_events', platformColumns, rows); },
