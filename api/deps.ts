@@ -12,6 +12,7 @@ import type { ContactPropertiesService, ContactsService } from '../core/contacts
 import type { TopicsService } from '../core/topics/index.js';
 import type { PreferencesService } from '../core/preferences/index.js';
 import type { SegmentsService } from '../core/segments/index.js';
+import type { ContactImportsService } from '../core/contact-imports/index.js';
 import type { EmailsService } from '../core/emails/index.js';
 import type { EmailShares } from '../core/emails/index.js';
 import type { QueueAdmin, TraceHub } from '../core/emails/index.js';
@@ -72,6 +73,8 @@ export interface AudienceServices {
   brandKitUploads: BrandKitUploadsService;
   /** A contact's unsubscribe and preference links and their public pages. */
   preferences: PreferencesService;
+  /** CSV imports of contacts (`/contacts/imports`); their rows are the durable worker's. */
+  contactImports: ContactImportsService;
 }
 
 export interface SendingServices {

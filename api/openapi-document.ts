@@ -10,15 +10,38 @@ export interface OpenApiDocument {
 const methods = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 
 /**
- * The document svc serves and routes by: tsoa's output completed with the two things tsoa cannot
- * say. Applied once when the API module loads, so the served document, the route matcher and the
+ * The document svc serves and routes by: tsoa's output completed with what tsoa cannot say.
+ * Applied once when the API module loads, so the served document, the route matcher and the
  * generated file cannot drift apart, whatever built the tree.
  */
 export function publishedDocument(generated: unknown): OpenApiDocument {
   const document = structuredClone(generated) as OpenApiDocument;
   declareSecurity(document);
   typeNullables(document, document.components.schemas);
+  declareFileParts(document);
   return document;
+}
+
+/**
+ * The file part of a multipart operation (`x-svc-file-part` names it). tsoa declares a file only
+ * through its multer-based upload decorator; svc streams uploads itself (busboy, in the
+ * operation's middleware), so the controller declares the text fields and this adds the file as a
+ * required binary part of the same form.
+ */
+function declareFileParts(document: OpenApiDocument): void {
+  for (const [path, item] of Object.entries(document.paths)) {
+    for (const method of methods) {
+      const operation = item[method];
+      const part = operation?.['x-svc-file-part'];
+      if (typeof part !== 'string') continue;
+      const body = operation!.requestBody as { required?: boolean; content?: Record<string, { schema?: Schema }> } | undefined;
+      const schema = body?.content?.['multipart/form-data']?.schema;
+      if (!body || !schema) throw new Error(`${method.toUpperCase()} ${path}: x-svc-file-part on an operation without a multipart form`);
+      schema.properties = { [part]: { type: 'string', format: 'binary' }, ...(schema.properties as Schema | undefined) };
+      schema.required = [part, ...((schema.required as string[] | undefined) ?? [])];
+      body.required = true;
+    }
+  }
 }
 
 /**

@@ -60,3 +60,9 @@ export const imageRefused =
 export const linksUnavailable =
   'service_unavailable: no link can be made (no `public_base_url` and the API is not on a loopback address; nothing was stored), or storage is full or failing.';
 
+
+export const importUploadRefused =
+  'validation_error: the body is not multipart/form-data, has a part other than `file`, `column_map`, `on_conflict`, `segments` and `topics`, or sends one twice.';
+
+export const importRefused =
+  'missing_required_field (no `file`) or validation_error naming the place: the file is over 50 MB, empty or has no readable header; `column_map` is not JSON, does not map `email`, names a column the header lacks or a type other than the declared one; a bad `on_conflict`; an unknown topic or segment; or `Contact limit reached.`';

@@ -32,11 +32,15 @@ import { cloudflareClient } from '../net/cloudflare.js';
 import { metricsRollup, metricsService, rollupWork, type MetricsRollup } from '../core/metrics/index.js';
 import { durableWorker, type DurableWorker } from '../core/work/index.js';
 import { backupService } from '../core/backup.js';
-import { consentHasher, contactPropertiesService, contactsService, planContactLimit, type ConsentHasher } from '../core/contacts/index.js';
+import { consentHasher, contactPropertiesService, contactsService, planContactLimit, type ConsentHasher, type ContactLimitOf } from '../core/contacts/index.js';
 import { topicsService } from '../core/topics/index.js';
 import { preferencesService } from '../core/preferences/index.js';
-import { segmentsService } from '../core/segments/index.js';
+import { explicitMembership, segmentsService } from '../core/segments/index.js';
 import type { OpsMetrics } from '../core/ops-metrics.js';
+import { contactImportsService, contactImportWork, type ContactImportsService } from '../core/contact-imports/index.js';
+import type { WorkHandler } from '../core/work/index.js';
+import { importFiles, type ImportFiles } from '../storage/files/index.js';
+import { join } from 'node:path';
 
 export interface ServicesInput {
   config: Config;
@@ -87,6 +91,8 @@ export interface Services {
   plans: PlanCatalog;
   /** Counters for the operator's /metrics, handed to the listeners and queues. */
   metrics: OpsMetrics;
+  /** Uploaded contact import files under the data folder (the jobs role deletes them a week after). */
+  importFiles: ImportFiles;
 }
 
 /** Every repo and core service, built once from the open stores: one factory per area, composed here. */
@@ -112,13 +118,15 @@ export function applianceServices(input: ServicesInput): Services {
     returnPaths: (address) => sending.returnPaths.check(address, clock.now()), recorder: sending.recorder, linkBase: links.url,
   });
   const rollup = metricsRollup({ db: database.db, batchSize: config.metrics_rollup_batch_size });
+  const contactLimit = planContactLimit(async (db, teamId) => (await team.planIn(db, teamId)).limits.contacts, config.contacts_limit);
+  const imports = contactImportsParts(input, consentHash, contactLimit);
   const work = durableWorker({
     db: database.db, clock, logger, leaseMs: 60_000, concurrency: 4, stepsPerTurn: 50,
-    handlers: [rollupWork(rollup, config.metrics_rollup_interval_ms)],
+    handlers: [rollupWork(rollup, config.metrics_rollup_interval_ms), imports.handler],
   });
   const areas: Services['areas'] = {
     foundation: foundationServices(input, repos, domains, receiving.spool.dir, plans),
-    audience: audienceServices(input, team, links.url, consentHash),
+    audience: { ...audienceServices(input, team, links.url, consentHash, contactLimit), contactImports: imports.service(work) },
     sending: sendingServices(input, { sending, domainsDeps, rollup, team, wakeDispatcher: () => webhookDispatcher.wakes.wake() }),
     inbox: { receiving: receiving.service },
   };
@@ -126,6 +134,7 @@ export function applianceServices(input: ServicesInput): Services {
   return {
     areas, api, logWriter, database, redis, repos, clock, logger, resolver: input.resolver, secretBox: input.secretBox, regions,
     webhookDispatcher, sending, domains, deliveryResolver, linkBase: links, receiving, metricsRollup: rollup, work, plans, metrics: input.metrics,
+    importFiles: imports.files,
   };
 }
 
@@ -157,14 +166,14 @@ function foundationServices(input: ServicesInput, repos: Repos, domains: DomainL
   };
 }
 
-function audienceServices(input: ServicesInput, team: TeamService, links: () => string, consentHash: ConsentHasher): AudienceServices {
+function audienceServices(input: ServicesInput, team: TeamService, links: () => string, consentHash: ConsentHasher, contactLimit: ContactLimitOf): Omit<AudienceServices, 'contactImports'> {
   const { config, database, clock, logger } = input;
   return {
     suppressions: suppressionsService({ db: database.db, clock }),
     team,
     members: membersService({ db: database.db, clock, logger }),
     contacts: contactsService({
-      db: database.db, clock, hash: consentHash, contactLimit: planContactLimit(async (db, teamId) => (await team.planIn(db, teamId)).limits.contacts, config.contacts_limit),
+      db: database.db, clock, hash: consentHash, contactLimit,
     }),
     contactProperties: contactPropertiesService({ db: database.db, clock }),
     topics: topicsService({ db: database.db, clock }),
@@ -217,4 +226,21 @@ function webhookDispatcherOf(input: ServicesInput): WebhookDispatcher {
     options: { concurrencyPerEndpoint: config.webhooks_endpoint_concurrency, timeoutMs: config.webhooks_timeout_ms },
     metrics: input.metrics,
   });
+}
+
+/**
+ * Contact imports: the files under the data folder, the durable work handler that processes the
+ * rows, and the API service (built once the worker it enqueues on exists).
+ */
+function contactImportsParts(input: ServicesInput, consentHash: ConsentHasher, contactLimit: ContactLimitOf): {
+  files: ImportFiles; handler: WorkHandler<any, any>; service(work: DurableWorker): ContactImportsService;
+} {
+  const { config, database, clock, logger } = input;
+  const files = importFiles(join(config.data_dir, 'imports'));
+  const segments = explicitMembership(database.db);
+  const handler = contactImportWork({
+    db: database.db, clock, logger, files, hash: consentHash, contactLimit, segments, batchRows: 2000, batchBytes: 4 * 1024 * 1024,
+  });
+  const service = (work: DurableWorker) => contactImportsService({ db: database.db, clock, logger, files, work, contactLimit, segments });
+  return { files, handler, service };
 }

@@ -5,6 +5,7 @@ import { pruneDroppedReceived } from '../core/retention/index.js';
 import { pruneEvents } from '../core/retention/index.js';
 import { pruneConsentRecords } from '../core/retention/index.js';
 import { sweepOrphanRaw } from '../core/retention/index.js';
+import { pruneImportFiles, type ImportFileRetentionDeps } from '../core/retention/index.js';
 import type { Db } from '../storage/sql/index.js';
 import type { Spool } from '../storage/files/index.js';
 import type { Job } from './scheduler.js';
@@ -73,4 +74,14 @@ export function startFullOrphanSweep(deps: RetentionDeps, logger: Logger): { don
     (err: unknown) => logger.error({ job: 'sweep-orphan-raw', full: true, err }, 'job failed'),
   );
   return { done, async stop() { abort.abort(); await done; } };
+}
+
+/** Hourly: contact import files a week after their import finished, and files no import owns. */
+export function pruneImportFilesJob(deps: ImportFileRetentionDeps): Job {
+  return {
+    name: 'prune-import-files',
+    schedule: '11 * * * *',
+    leaseMs: 10 * 60_000,
+    run: async () => ({ ...await pruneImportFiles(deps) }),
+  };
 }

@@ -12,6 +12,7 @@ import { ambiguousSweepJob } from '../../jobs/ambiguous-sweep.js';
 import { pruneConsentRecordsJob, pruneDroppedReceivedJob, pruneEventsJob, startFullOrphanSweep, sweepOrphanRawJob } from '../../jobs/retention.js';
 import { sampleBillableContactsJob } from '../../jobs/billable-contacts.js';
 import { teamRetentionWindows } from '../../core/team/index.js';
+import { pruneImportFilesJob } from '../../jobs/retention.js';
 import type { Services } from '../services.js';
 
 export interface JobsRole {
@@ -35,11 +36,14 @@ export async function startJobsRole(services: Services, config: Config): Promise
     sweepOrphanRawJob(retention),
     pruneConsentRecordsJob(retention),
     sampleBillableContactsJob(services.database.db, services.clock),
+    pruneImportFilesJob({ db: services.database.db, files: services.importFiles, clock: services.clock }),
   ], services.redis, services.logger);
   const orphanSweep = startFullOrphanSweep(retention, services.logger);
   const webhookDispatch = startWebhookDispatch(services.webhookDispatcher, config.webhooks_poll_ms, services.logger);
   // Standing durable work: enqueued once per installation (the key makes it idempotent).
   await services.work.enqueue(ROLLUP_WORK.kind, ROLLUP_WORK.key, {});
+  // Imports whose row committed but whose work item did not (a crash in between): one item each, idempotently.
+  await services.areas.audience.contactImports.resumeUnfinished();
   const work = startWorkRunner(services.work, config.work_poll_ms, services.logger);
   return { name: 'jobs', scheduler, stop: async () => { await orphanSweep.stop(); await work.stop(); await webhookDispatch.stop(); await scheduler.stop(); } };
 }

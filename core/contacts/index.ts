@@ -12,3 +12,6 @@ export type { ContactListItem, ContactView } from './view.js';
 export type { ContactOrigin, PropertyType, SubscriptionStatus } from '../../storage/repos/index.js';
 export { applyTopicChoices } from './choices.js';
 export { setOwnSubscription, type SelfServiceDeps } from './self-service.js';
+// For contact imports (core/contact-imports): the same checks, and property declarations by type.
+export { checkPropertyKey, checkTopicChoices, emailKeyOf } from './input.js';
+export { declareProperty, storedValue } from './properties.js';

@@ -76,6 +76,23 @@ export async function checkSegmentsExist(db: Db, teamId: string, ids: readonly s
 }
 
 /**
+ * Membership by hand for areas that add many contacts at once (contact imports): which named
+ * segments are missing, and adding contacts to several segments in the caller's transaction.
+ */
+export const explicitMembership = (db: Db) => ({
+  missing: (teamId: string, ids: readonly string[]) => missingSegments(db, teamId, ids),
+  async add(trx: Db, teamId: string, segmentIds: readonly string[], contactIds: readonly string[], now: Date): Promise<void> {
+    for (const segmentId of segmentIds) await addExplicitMembers(trx, teamId, segmentId, contactIds, now);
+  },
+});
+
+/** The ids among `ids` that are not live segments of the team (no error: the caller words it). */
+export async function missingSegments(db: Db, teamId: string, ids: readonly string[]): Promise<string[]> {
+  const live = new Set((await segmentsRepo(db).byIds(teamId, ids.map((id) => id.toLowerCase()).filter(looksLikeId))).map((s) => s.id));
+  return ids.filter((id) => !live.has(id.toLowerCase()));
+}
+
+/**
  * Adds the team's contacts among `contactIds` to a live segment by hand, in the caller's
  * transaction. Each contact not already added writes svc:segment.entered, unless it was in
  * already by the segment's filter. Contacts of another team are ignored. Answers the ids added.

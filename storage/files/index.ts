@@ -4,6 +4,7 @@
 export * from './backup.js';
 export * from './disk-full.js';
 export * from './folder-lock.js';
+export * from './import-files.js';
 export * from './private-files.js';
 export * from './secret-box.js';
 export * from './spool-sweep.js';

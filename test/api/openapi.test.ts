@@ -33,6 +33,9 @@ const accepted = [
   ...['cancel', 'share', 'attachments'].map((tail) => ({
     rule: 'no-ambiguous-paths', path: `/emails/{email_id}/${tail}`, also: '/emails/receiving/{email_id}',
   })),
+  // `/contacts/imports/<x>` against `/contacts/<x>/topics`: a contact is named by an id or an
+  // address, never the word `imports`, and an import id is never `topics` (checked below).
+  { rule: 'no-ambiguous-paths', path: '/contacts/imports/{id}', also: '/contacts/{contact}/topics' },
   // Liveness and readiness read no input and need no key: there is no 4xx they could answer.
   { rule: 'operation-4xx-response', path: '/health', also: '' },
   { rule: 'operation-4xx-response', path: '/ready', also: '' },
@@ -67,6 +70,10 @@ t.test('the served document lints clean with the recommended ruleset', async (t)
   }
   const received = match('GET', `/emails/receiving/${id}`);
   t.equal(received.kind === 'operation' && received.operation.template, '/emails/receiving/{email_id}');
+  const contactImport = match('GET', `/contacts/imports/${id}`);
+  t.equal(contactImport.kind === 'operation' && contactImport.operation.template, '/contacts/imports/{id}');
+  const topics = match('GET', `/contacts/${id}/topics`);
+  t.equal(topics.kind === 'operation' && topics.operation.template, '/contacts/{contact}/topics');
 });
 
 t.test('a bearer key on every authenticated operation, none on liveness and readiness', async (t) => {

@@ -15,7 +15,7 @@ const mtaParts = ['mta', 'mta/inbound', 'mta/outbound', 'mta/bounces', 'mta/subm
  */
 const coreTiers: readonly (readonly string[])[] = [
   ['', 'api-keys', 'request-logs', 'outbox', 'work'], // foundation
-  ['suppressions', 'contacts', 'segments', 'topics', 'team', 'preferences'], // audience
+  ['suppressions', 'contacts', 'segments', 'topics', 'team', 'preferences', 'contact-imports'], // audience
   ['templates'], // content
   ['domains', 'emails', 'webhooks', 'metrics'], // sending
   ['broadcasts', 'automations', 'events'], // campaigns
@@ -66,6 +66,8 @@ const packageRooms: Record<string, readonly string[]> = {
   pg: ['storage'],
   ioredis: ['storage'],
   undici: ['net'],
+  // multipart bodies are the HTTP layer's to read
+  busboy: ['api'],
 };
 
 export interface ImportRef {
