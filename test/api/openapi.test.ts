@@ -33,9 +33,10 @@ const accepted = [
   ...['cancel', 'share', 'attachments'].map((tail) => ({
     rule: 'no-ambiguous-paths', path: `/emails/{email_id}/${tail}`, also: '/emails/receiving/{email_id}',
   })),
-  // `/contacts/imports/<x>` against `/contacts/<x>/topics`: a contact is named by an id or an
-  // address, never the word `imports`, and an import id is never `topics` (checked below).
-  { rule: 'no-ambiguous-paths', path: '/contacts/imports/{id}', also: '/contacts/{contact}/topics' },
+  // `/contacts/imports/<x>` against `/contacts/<x>/topics` and `/contacts/<x>/segments`: a contact
+  // is named by an id or an address, never the word `imports`, and an import id is never `topics`
+  // or `segments` (checked below).
+  ...['topics', 'segments'].map((tail) => ({ rule: 'no-ambiguous-paths', path: '/contacts/imports/{id}', also: `/contacts/{contact}/${tail}` })),
   // Liveness and readiness read no input and need no key: there is no 4xx they could answer.
   { rule: 'operation-4xx-response', path: '/health', also: '' },
   { rule: 'operation-4xx-response', path: '/ready', also: '' },
@@ -74,6 +75,8 @@ t.test('the served document lints clean with the recommended ruleset', async (t)
   t.equal(contactImport.kind === 'operation' && contactImport.operation.template, '/contacts/imports/{id}');
   const topics = match('GET', `/contacts/${id}/topics`);
   t.equal(topics.kind === 'operation' && topics.operation.template, '/contacts/{contact}/topics');
+  const segments = match('GET', `/contacts/${id}/segments`);
+  t.equal(segments.kind === 'operation' && segments.operation.template, '/contacts/{contact}/segments');
 });
 
 t.test('a bearer key on every authenticated operation, none on liveness and readiness', async (t) => {
