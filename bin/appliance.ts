@@ -33,12 +33,16 @@ export { roles, type Role };
 
 export interface RunningRole {
   name: Role;
+  /** What the role reads again on SIGHUP (the inbound role: its TLS certificate). */
+  reload?(): Promise<void>;
   stop(): Promise<void>;
 }
 
 export interface Appliance {
   services: Services;
   running: RunningRole[];
+  /** SIGHUP: each role reads again what it can take without a restart. */
+  reload(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -108,6 +112,10 @@ async function startOpening(options: StartOptions, opened: (() => unknown)[]): P
   return {
     services,
     running,
+    async reload() {
+      logger.info({ roles: options.roles }, 'reload asked');
+      for (const role of running) await role.reload?.();
+    },
     async stop() {
       // All at once: every listener stops taking connections at the same moment (the API must not
       // keep accepting while another role drains), and the drains share one stop budget.

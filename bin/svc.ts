@@ -112,6 +112,8 @@ async function start(config: Config, asked: Role[]): Promise<number> {
   });
   const { startAppliance } = await import('./appliance.js');
   const appliance = await startAppliance({ config, roles: asked, logger, version: readVersion() });
+  // systemctl reload: a renewed TLS certificate is taken without dropping a session.
+  process.on('SIGHUP', () => { appliance.reload().catch((err: Error) => logger.error({ err: err.message }, 'reload failed')); });
   await stopAsked;
   logger.info({}, 'stopping');
   // systemd allows 30 s; leave some of it as a margin.

@@ -1,7 +1,7 @@
 import type { Config } from '../../config/schema.js';
 import type { Logger } from '../../core/logger.js';
 import { startInboundServer, type InboundServer, type ReportHandler } from '../../mta/inbound/server.js';
-import { loadTlsMaterial } from '../../mta/inbound/tls.js';
+import { loadTlsMaterial, reloadTlsMaterial } from '../../mta/inbound/tls.js';
 import type { Services } from '../services.js';
 import { startSubmission } from '../submission.js';
 import type { SubmissionServers } from '../../mta/submission/server.js';
@@ -11,6 +11,8 @@ export interface InboundRole {
   smtp: InboundServer;
   /** SMTP submission for applications (587, 465), when it runs. */
   submission: SubmissionServers | undefined;
+  /** Reads the configured certificate again and gives it to every listener (SIGHUP). */
+  reload(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -22,7 +24,8 @@ export async function startInboundRole(services: Services, config: Config, logge
   const receiving = services.receiving;
   const swept = await receiving.spool.sweepIncoming(STALE_INCOMING_MS, Date.now());
   if (swept > 0) logger.info({ swept }, 'stale incoming spool files removed');
-  const tls = await loadTlsMaterial({ certFile: config.smtp_tls_cert_file, keyFile: config.smtp_tls_key_file, dataDir: config.data_dir, hostname }, logger);
+  const tlsSettings = { certFile: config.smtp_tls_cert_file, keyFile: config.smtp_tls_key_file, dataDir: config.data_dir, hostname };
+  const tls = await loadTlsMaterial(tlsSettings, logger);
   const smtp = await startInboundServer({
     settings: {
       host: config.smtp_host,
@@ -60,6 +63,12 @@ export async function startInboundRole(services: Services, config: Config, logge
   });
   return {
     name: 'inbound', smtp, submission,
+    async reload() {
+      const renewed = reloadTlsMaterial(tlsSettings, logger);
+      if (!renewed) return;
+      smtp.updateTls(renewed);
+      submission?.updateTls(renewed);
+    },
     stop: async () => { await Promise.all([smtp.close(), submission?.close()]); },
   };
 }

@@ -75,6 +75,8 @@ export interface InboundServer {
   inflightBytes(): number;
   /** SMTP sessions open now. */
   sessions(): number;
+  /** New connections use this certificate from now on (a renewal); open sessions keep theirs. */
+  updateTls(material: { key: Buffer; cert: Buffer }): void;
   close(): Promise<void>;
 }
 
@@ -153,6 +155,7 @@ export async function startInboundServer(deps: InboundDeps): Promise<InboundServ
     address: `${info.address}:${info.port}`,
     inflightBytes: () => budget.inUse,
     sessions: () => server.connections.size,
+    updateTls: (material) => { if (settings.tls) server.updateSecureContext({ key: material.key, cert: material.cert }); },
     close: () => drainAndClose(server, settings, info.port, logger),
   };
 }

@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import { createSecureContext } from 'node:tls';
 import { chmodSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -43,6 +45,29 @@ export async function loadTlsMaterial(settings: TlsSettings, logger: Logger): Pr
     }
   }
   return { cert: readFileSync(certPath), key: readFileSync(keyPath), selfSigned: true };
+}
+
+/**
+ * The configured certificate and key read again (a renewal: `systemctl reload svc-inbound`, or
+ * SIGHUP), checked to be a pair Node can serve before any listener is given them. Answers
+ * undefined when no certificate is configured (the self-signed one never changes) or the new
+ * files are unusable — then the listeners keep serving the old pair, and one error line says why.
+ */
+export function reloadTlsMaterial(settings: TlsSettings, logger: Logger): TlsMaterial | undefined {
+  if (!settings.certFile || !settings.keyFile) {
+    logger.info({}, 'TLS reload: no certificate configured, the self-signed one stays');
+    return undefined;
+  }
+  try {
+    const material = { cert: readFileSync(settings.certFile), key: readFileSync(settings.keyFile), selfSigned: false };
+    createSecureContext({ key: material.key, cert: material.cert });
+    const leaf = new X509Certificate(material.cert);
+    logger.info({ certFile: settings.certFile, subject: leaf.subject, validTo: leaf.validTo, fingerprint256: leaf.fingerprint256 }, 'TLS certificate reloaded');
+    return material;
+  } catch (err) {
+    logger.error({ certFile: settings.certFile, keyFile: settings.keyFile, err: (err as Error).message }, 'TLS reload refused: the old certificate is still served');
+    return undefined;
+  }
 }
 
 /** What Node and smtp-server put on the error of a failed TLS handshake. */

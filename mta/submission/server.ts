@@ -51,6 +51,8 @@ export interface SubmissionServers {
   listeners: SubmissionListener[];
   /** SMTP sessions open now across the listeners. */
   sessions(): number;
+  /** New connections use this certificate from now on (a renewal); open sessions keep theirs. */
+  updateTls(material: { key: Buffer; cert: Buffer }): void;
   close(): Promise<void>;
 }
 
@@ -74,6 +76,7 @@ export async function startSubmissionServers(deps: SubmissionDeps): Promise<Subm
   return {
     listeners,
     sessions: () => servers.reduce((n, s) => n + s.connections.size, 0),
+    updateTls: (material) => { for (const server of servers) server.updateSecureContext({ key: material.key, cert: material.cert }); },
     close: async () => { await Promise.all(servers.map(closeServer)); },
   };
 }
