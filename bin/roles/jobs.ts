@@ -12,6 +12,8 @@ import { ambiguousSweepJob } from '../../jobs/ambiguous-sweep.js';
 import { pruneConsentRecordsJob, pruneDroppedReceivedJob, pruneEventsJob, startFullOrphanSweep, sweepOrphanRawJob } from '../../jobs/retention.js';
 import { sampleBillableContactsJob } from '../../jobs/billable-contacts.js';
 import { teamRetentionWindows } from '../../core/team/index.js';
+import { tlsReportsJob } from '../../jobs/tls-reports.js';
+import { tlsReportSender } from '../tls-reports.js';
 import type { Services } from '../services.js';
 
 export interface JobsRole {
@@ -20,7 +22,8 @@ export interface JobsRole {
   stop(): Promise<void>;
 }
 
-export async function startJobsRole(services: Services, config: Config): Promise<JobsRole> {
+export async function startJobsRole(services: Services, config: Config, mailHostname = 'localhost'): Promise<JobsRole> {
+  const tlsReports = tlsReportSender(services, config, mailHostname);
   const retention = { db: services.database.db, spool: services.receiving.spool, clock: services.clock };
   const windows = teamRetentionWindows(services.database.db, services.plans);
   const scheduler = startScheduler([
@@ -35,11 +38,12 @@ export async function startJobsRole(services: Services, config: Config): Promise
     sweepOrphanRawJob(retention),
     pruneConsentRecordsJob(retention),
     sampleBillableContactsJob(services.database.db, services.clock),
+    ...(config.tls_rpt_enabled ? [tlsReportsJob(tlsReports.send, config.tls_rpt_cron)] : []),
   ], services.redis, services.logger);
   const orphanSweep = startFullOrphanSweep(retention, services.logger);
   const webhookDispatch = startWebhookDispatch(services.webhookDispatcher, config.webhooks_poll_ms, services.logger);
   // Standing durable work: enqueued once per installation (the key makes it idempotent).
   await services.work.enqueue(ROLLUP_WORK.kind, ROLLUP_WORK.key, {});
   const work = startWorkRunner(services.work, config.work_poll_ms, services.logger);
-  return { name: 'jobs', scheduler, stop: async () => { await orphanSweep.stop(); await work.stop(); await webhookDispatch.stop(); await scheduler.stop(); } };
+  return { name: 'jobs', scheduler, stop: async () => { await orphanSweep.stop(); await work.stop(); await webhookDispatch.stop(); await scheduler.stop(); tlsReports.close(); } };
 }
