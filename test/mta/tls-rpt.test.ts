@@ -3,13 +3,15 @@ import { gunzipSync } from 'node:zlib';
 import { simpleParser } from 'mailparser';
 import type { JobsRole } from '../../bin/roles/jobs.js';
 import { buildTlsReport, parseTlsRptRecord } from '../../core/tls-reports/index.js';
-import { addTlsRptCounts, saveMtaStsPolicy, type TlsRptCountRow } from '../../storage/repos/index.js';
+import { addTlsRptCounts, markTlsRptReported, mtaStsPolicy, pruneTlsRpt, saveMtaStsPolicy, tlsRptCountsOf, unreportedTlsRptDays, type TlsRptCountRow } from '../../storage/repos/index.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { waitFor } from '../helpers/deadline.js';
 import { mailZone, mutableClock } from '../helpers/email-fixtures.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
 import { startPolicyServer } from '../helpers/policy-server.js';
 import { makeTestCa } from '../helpers/test-ca.js';
+import { openPgFixture } from '../helpers/pg-rows.js';
+import { migrateToLatest } from '../../storage/sql/index.js';
 
 // TLS-RPT (RFC 8460): the daily report built from the outbound role's session counts, sent by the
 // jobs role to the policy domain's rua — as report mail to a mailto: address (delivered by svc's
@@ -123,4 +125,21 @@ t.test('the jobs role sends each finished day once: mailto to the rua\'s MX, htt
   t.ok(await jobs.scheduler.runNow('tls-reports'));
   t.equal(mx.received.length, 1, 'a second run sends nothing again');
   t.equal(collector.posts.length, 1);
+});
+
+t.test('the counts and policies on PostgreSQL: upserts add up, reported days drop out', async (t) => {
+  const fixture = await openPgFixture();
+  t.teardown(() => fixture.close());
+  const db = fixture.database.db;
+  await migrateToLatest(db);
+  await saveMtaStsPolicy(db, policyRow);
+  await saveMtaStsPolicy(db, { ...policyRow, policy_id: 'p2', mode: 'enforce' });
+  t.match(await mtaStsPolicy(db, 'rpt-mail.net'), { policy_id: 'p2', mode: 'enforce' }, 'a new policy replaces the old');
+  await addTlsRptCounts(db, [row({ sessions: 2 }), row({ result: 'certificate-expired' })]);
+  await addTlsRptCounts(db, [row({ sessions: 3 })]);
+  t.same((await tlsRptCountsOf(db, 'rpt-mail.net', '2026-03-01')).map((r) => [r.result, r.sessions]), [['certificate-expired', 1], ['success', 5]]);
+  t.same(await unreportedTlsRptDays(db, '2026-03-02'), [{ policy_domain: 'rpt-mail.net', day: '2026-03-01' }]);
+  await markTlsRptReported(db, { policy_domain: 'rpt-mail.net', day: '2026-03-01', outcome: 'sent', detail: null, at: '2026-03-02T01:00:00Z' });
+  t.same(await unreportedTlsRptDays(db, '2026-03-02'), []);
+  t.equal(await pruneTlsRpt(db, '2026-03-02'), 2);
 });
