@@ -3,6 +3,7 @@ import { gunzipSync } from 'node:zlib';
 import { simpleParser } from 'mailparser';
 import type { JobsRole } from '../../bin/roles/jobs.js';
 import { buildTlsReport, parseTlsRptRecord } from '../../core/tls-reports/index.js';
+import { failedTlsResult, sessionTlsResult } from '../../mta/outbound/tls-results.js';
 import { addTlsRptCounts, markTlsRptReported, mtaStsPolicy, pruneTlsRpt, saveMtaStsPolicy, tlsRptCountsOf, unreportedTlsRptDays, type TlsRptCountRow } from '../../storage/repos/index.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { waitFor } from '../helpers/deadline.js';
@@ -52,6 +53,18 @@ t.test('the report JSON: policy, summary and failure details (RFC 8460 section 4
       },
     ],
   });
+});
+
+t.test('session results in TLS-RPT\'s words', async (t) => {
+  t.equal(sessionTlsResult(null), 'starttls-not-supported', 'a plaintext session');
+  t.equal(sessionTlsResult({ version: 'TLSv1.3', cipher: 'x', verified: true }), 'success');
+  t.equal(sessionTlsResult({ version: 'TLSv1.3', cipher: 'x', verified: false, failure: 'ERR_TLS_CERT_ALTNAME_INVALID' }), 'certificate-host-mismatch');
+  t.equal(sessionTlsResult({ version: 'TLSv1.3', cipher: 'x', verified: false, failure: 'DEPTH_ZERO_SELF_SIGNED_CERT' }), 'certificate-not-trusted');
+  t.equal(sessionTlsResult({ version: 'TLSv1.3', cipher: 'x', verified: false, failure: 'CERT_HAS_EXPIRED' }), 'certificate-expired');
+  t.equal(failedTlsResult({ code: 'ETLS', command: 'STARTTLS', message: 'Error upgrading connection with STARTTLS' }), 'starttls-not-supported');
+  t.equal(failedTlsResult({ code: 'ESOCKET', originalCode: 'ERR_TLS_CERT_ALTNAME_INVALID' }), 'certificate-host-mismatch');
+  t.equal(failedTlsResult({ code: 'ESOCKET', originalCode: 'UNABLE_TO_VERIFY_LEAF_SIGNATURE' }), 'certificate-not-trusted');
+  t.equal(failedTlsResult({ code: 'ECONNECTION', originalCode: 'ECONNREFUSED' }), null, 'not a TLS failure');
 });
 
 t.test('the _smtp._tls record: rua destinations', async (t) => {
