@@ -137,7 +137,7 @@ async function startRole(role: Role, services: Services, options: StartOptions, 
     case 'api':
       return startApiRole(services, options.config, options.logger, metrics, options.roles);
     case 'jobs':
-      return startJobsRole(services, options.config);
+      return startJobsRole(services, options.config, mailHostname);
     case 'inbound':
       return startInboundRole(services, options.config, options.logger, mailHostname,
         reportHandler(services.receiving.feedback));

@@ -78,6 +78,7 @@ export function sendingArea(input: SendingInput): Sending {
   const recorder = deliveryRecorder({
     db: database.db, clock, logger, queueLifetimeMs: config.outbound_queue_lifetime_hours * 3600_000,
     audience: audienceFromSends(input.consentHash, { simulatorDomain: config.mailbox_simulator_domain }),
+    retryJitter: { percent: config.outbound_retry_jitter_percent, random: Math.random },
   });
   const shares = emailShares({ db: database.db, clock, logger, secretBox: input.secretBox, linkBase: input.linkBase });
   const queue = queueAdmin({ db: database.db, clock, logger, recorder, wake });

@@ -13,6 +13,8 @@ import { pruneConsentRecordsJob, pruneDroppedReceivedJob, pruneEventsJob, startF
 import { sampleBillableContactsJob } from '../../jobs/billable-contacts.js';
 import { teamRetentionWindows } from '../../core/team/index.js';
 import { pruneImportFilesJob } from '../../jobs/retention.js';
+import { tlsReportsJob } from '../../jobs/tls-reports.js';
+import { tlsReportSender } from '../tls-reports.js';
 import type { Services } from '../services.js';
 
 export interface JobsRole {
@@ -21,7 +23,8 @@ export interface JobsRole {
   stop(): Promise<void>;
 }
 
-export async function startJobsRole(services: Services, config: Config): Promise<JobsRole> {
+export async function startJobsRole(services: Services, config: Config, mailHostname = 'localhost'): Promise<JobsRole> {
+  const tlsReports = tlsReportSender(services, config, mailHostname);
   const retention = { db: services.database.db, spool: services.receiving.spool, clock: services.clock };
   const windows = teamRetentionWindows(services.database.db, services.plans);
   const scheduler = startScheduler([
@@ -37,6 +40,7 @@ export async function startJobsRole(services: Services, config: Config): Promise
     pruneConsentRecordsJob(retention),
     sampleBillableContactsJob(services.database.db, services.clock),
     pruneImportFilesJob({ db: services.database.db, files: services.importFiles, clock: services.clock }),
+    ...(config.tls_rpt_enabled ? [tlsReportsJob(tlsReports.send, config.tls_rpt_cron)] : []),
   ], services.redis, services.logger);
   const orphanSweep = startFullOrphanSweep(retention, services.logger);
   const webhookDispatch = startWebhookDispatch(services.webhookDispatcher, config.webhooks_poll_ms, services.logger);
@@ -45,5 +49,5 @@ export async function startJobsRole(services: Services, config: Config): Promise
   // Imports whose row committed but whose work item did not (a crash in between): one item each, idempotently.
   await services.areas.audience.contactImports.resumeUnfinished();
   const work = startWorkRunner(services.work, config.work_poll_ms, services.logger);
-  return { name: 'jobs', scheduler, stop: async () => { await orphanSweep.stop(); await work.stop(); await webhookDispatch.stop(); await scheduler.stop(); } };
+  return { name: 'jobs', scheduler, stop: async () => { await orphanSweep.stop(); await work.stop(); await webhookDispatch.stop(); await scheduler.stop(); tlsReports.close(); } };
 }

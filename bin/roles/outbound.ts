@@ -9,11 +9,16 @@ import { messageCache } from '../../mta/outbound/messages.js';
 import { RegionQueue } from '../../mta/outbound/queue.js';
 import { routeFinder } from '../../mta/outbound/routes.js';
 import { SessionPool } from '../../mta/outbound/session-pool.js';
+import { mtaStsPolicies } from '../../mta/outbound/mta-sts.js';
+import { tlsReportCounter } from '../../mta/outbound/tls-report-counter.js';
+import { mtaStsPolicyFetcher, trustedCas } from '../../net/outbound-tls.js';
 import type { Services } from '../services.js';
 
 export interface OutboundRole {
   name: 'outbound';
   queues: RegionQueue[];
+  /** Writes the TLS-RPT session counts held in memory now (tests; otherwise every 30 s and at stop). */
+  flushTlsReport(): Promise<void>;
   /** Looks at every queue now (tests move their clock, then poke). */
   poke(): void;
   stop(): Promise<void>;
@@ -37,11 +42,18 @@ export async function startOutboundRole(services: Services, config: Config, opti
   const route = routeFinder(services.deliveryResolver, {
     relay: config.outbound_relay, port: config.outbound_port, maxTargets: 6, memoMs: Math.min(config.dns_cache_ttl_s, 10) * 1000,
   });
+  const ca = trustedCas(config.outbound_tls_ca_file);
+  // A smarthost is trusted to relay: recipients' MTA-STS policies are its business then.
+  const mtaSts = config.mta_sts_enabled && !config.outbound_relay ? mtaStsPolicies({
+    db: database.db, resolver: services.deliveryResolver, clock, logger, memoMs: Math.min(config.dns_cache_ttl_s, 10) * 1000,
+    fetch: mtaStsPolicyFetcher({ resolver: services.deliveryResolver, allowPrivate: config.mta_sts_allow_private, port: config.mta_sts_policy_port, ca, timeoutMs: 60_000 }),
+  }) : undefined;
+  const tlsReport = mtaSts ? tlsReportCounter({ db: database.db, clock, logger, flushMs: 30_000 }) : undefined;
   const queues = names.map((name) => {
     const region = services.regions(name);
     const pool = new SessionPool(
       { ehloName: region.ehloName, localAddress: region.sourceAddress, connectTimeoutMs: config.outbound_connect_timeout_s * 1000, replyTimeoutMs: config.outbound_reply_timeout_s * 1000,
-        transactionTimeoutMs: config.outbound_transaction_timeout_s * 1000 },
+        transactionTimeoutMs: config.outbound_transaction_timeout_s * 1000, ca },
       { idleMs: 30_000, maxMessagesPerSession: 500 },
     );
     return {
@@ -49,7 +61,7 @@ export async function startOutboundRole(services: Services, config: Config, opti
       queue: new RegionQueue(region, {
         db: database.db, clock, logger, recorder, suppressions: suppressionsRepo(database.db), messageFor, route, pool, returnPaths: services.sending.returnPaths,
         simulatorDomain: config.mailbox_simulator_domain.toLowerCase(), pollMs: config.outbound_poll_s * 1000, wake: services.sending.wake,
-        metrics: services.metrics, trace,
+        metrics: services.metrics, trace, mtaSts, tlsReport,
       }),
     };
   });
@@ -61,10 +73,12 @@ export async function startOutboundRole(services: Services, config: Config, opti
     name: 'outbound',
     queues: queues.map((q) => q.queue),
     poke: () => { for (const { queue } of queues) queue.wake(); },
+    flushTlsReport: async () => { await tlsReport?.flush(); },
     async stop() {
       await subscription.stop();
       await Promise.all(queues.map((q) => q.queue.stop(20_000)));
       for (const q of queues) q.pool.closeAll();
+      await tlsReport?.stop();
       await builder.close();
     },
   };

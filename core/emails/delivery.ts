@@ -13,7 +13,7 @@ import { newId } from '../ids.js';
 import { addressKey } from './addresses.js';
 import { envelopeData } from './envelope.js';
 import type { Bounce, DeliveryOutcome } from './outcomes.js';
-import { retryDelayMs } from './retry.js';
+import { retryDelayMs, type RetryJitter } from './retry.js';
 
 // Records what happened to each recipient: the state change, the email's last_event and the
 // email.* event (with the spec's envelope, `to` naming only this recipient) in one transaction.
@@ -26,6 +26,8 @@ export interface DeliveryRecorderDeps {
   queueLifetimeMs: number;
   /** Rule 4 of the audience: delivered recipients who are not contacts become contacts. */
   audience?: AudienceFromSends;
+  /** Spreads the retry schedule (config `outbound_retry_jitter_percent`); none: the schedule exactly. */
+  retryJitter?: RetryJitter;
 }
 
 /** Where an outcome may come from: attempts act on claimed rows, reports on sent ones. */
@@ -143,7 +145,7 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
           const bounce: Bounce = { type: 'Transient', subType: outcome.delayType === 'MailboxFull' ? 'MailboxFull' : 'General', message: `Gave up after ${attempts} attempts: the message could not be delivered before it expired.`, diagnosticCode: outcome.response ? [outcome.response] : [] };
           return apply(trx, email, { ...row, first_attempt_at: first }, { kind: 'bounced', response: outcome.response, bounce }, allowed, sentDone);
         }
-        const next = new Date(now.getTime() + (outcome.internalRetryMs ?? retryDelayMs(attempts))).toISOString();
+        const next = new Date(now.getTime() + (outcome.internalRetryMs ?? retryDelayMs(attempts, deps.retryJitter))).toISOString();
         if (!(await changeRecipient(trx, row.id, allowed, { state: 'queued', attempts, next_attempt_at: next, first_attempt_at: first, expires_at: expires.toISOString(), last_response: outcome.response, submitted_at: null }, at))) return undefined;
         if (!sentDone) await emitSentOnce(trx, email.id, at, email);
         await event('email.delivery_delayed', { delay: { type: outcome.delayType, expirationTime: expires.toISOString(), delayedRecipients: [row.address] } });

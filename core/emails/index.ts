@@ -10,6 +10,7 @@ export * from './return-path.js';
 export * from './service.js';
 export * from './share.js';
 export * from './trace.js';
+export * from './retry.js';
 export * from './queue-admin.js';
 export * from './queue-view.js';
 export * from './view.js';

@@ -3,6 +3,7 @@ import { classifyReply } from '../bounces/rules.js';
 import type { Route } from './routes.js';
 import type { SessionPool } from './session-pool.js';
 import type { Envelope, SmtpAttempt, SmtpTarget, TlsInfo } from './smtp-client.js';
+import { failedTlsResult, sessionTlsResult, type TlsResult } from './tls-results.js';
 
 // One recipient, one attempt: the route's hosts in order until one answers. A host that cannot
 // be reached (or drops before the data) is skipped; a reply decides; data without a reply is
@@ -14,6 +15,8 @@ export interface AttemptInput {
   message: Buffer;
   /** Records `submitting`; the data waits for it. */
   beforeData(): Promise<boolean>;
+  /** Each new session's TLS result, or a session TLS kept from opening (for TLS-RPT). */
+  observeTls?(hostname: string, result: TlsResult): void;
 }
 
 /** The host that decided an attempt (or the last one tried), as a mail admin reads it in the log. */
@@ -65,10 +68,13 @@ async function tryTarget(pool: SessionPool, target: SmtpTarget, input: AttemptIn
     try {
       lease = await pool.acquire(target);
     } catch (err) {
-      const e = err as { code?: string; message: string; response?: string; responseCode?: number };
+      const e = err as { code?: string; originalCode?: string; command?: string; message: string; response?: string; responseCode?: number };
+      const failure = failedTlsResult(e);
+      if (failure) input.observeTls?.(target.hostname, failure);
       return { attempt: { kind: 'not_submitted', error: `${e.code ?? 'ERROR'}: ${e.message}`, response: e.responseCode ? e.response : undefined }, tls };
     }
     tls = lease.session.tls;
+    if (!lease.reused) input.observeTls?.(target.hostname, sessionTlsResult(tls));
     const result = await lease.session.send(input.envelope, input.message, input.beforeData);
     if (result.kind === 'accepted') {
       lease.release(true);

@@ -17,6 +17,9 @@ import type { PreparedMessage } from './messages.js';
 import type { Route } from './routes.js';
 import type { SessionPool } from './session-pool.js';
 import { simulate } from './simulator.js';
+import type { StsLookup } from './mta-sts.js';
+import { applyStsPolicy, resultUnderPolicy } from './sts-route.js';
+import type { TlsReportCounter } from './tls-report-counter.js';
 
 // One region's outbound queue: claims due recipients (in memory — one outbound process serves
 // a region), keeps at most `concurrency` deliveries in flight and `perDomainConnections` per
@@ -39,6 +42,10 @@ export interface QueueDeps {
   metrics: OpsMetrics;
   /** Each attempt's report for `svc admin trace` (bin/attempt-trace.ts: here, or through Redis). */
   trace?: (line: AttemptTraceLine) => void;
+  /** The recipient domain's MTA-STS policy (mta-sts.ts); absent: MTA-STS off (or a smarthost). */
+  mtaSts?: (domain: string) => Promise<StsLookup>;
+  /** TLS-RPT counts of sessions under a policy. */
+  tlsReport?: TlsReportCounter;
 }
 
 /** One attempt's outcome with what the attempt log reports of it. */
@@ -210,6 +217,17 @@ export class RegionQueue {
     }
   }
 
+  /** The route, shaped by the domain's MTA-STS policy; what the policy refused or lacked is counted for TLS-RPT. */
+  private async routeFor(domain: string, tls: 'opportunistic' | 'enforced'): Promise<Route> {
+    const route = await this.deps.route(domain, tls);
+    if (!this.deps.mtaSts || route.kind !== 'targets') return route;
+    const shaped = applyStsPolicy(route, await this.deps.mtaSts(domain));
+    const counter = this.deps.tlsReport;
+    if (counter && shaped.kind === 'temporary' && shaped.sts) for (const host of shaped.unmatched ?? []) counter.count(shaped.sts, host, 'validation-failure');
+    if (counter && shaped.kind === 'targets' && shaped.sts && !shaped.sts.policy) counter.count(shaped.sts, '', 'sts-policy-fetch-error');
+    return shaped;
+  }
+
   private async attempt(row: EmailRecipientRow, listedOrigin: string | undefined): Promise<Attempted> {
     if (listedOrigin) return { outcome: { kind: 'suppressed', origin: listedOrigin }, complaint: false };
     if (row.domain === this.deps.simulatorDomain) {
@@ -222,13 +240,15 @@ export class RegionQueue {
     }
     const known: Known = { row, email: prepared.email, submitted: false };
     const acceptedAt = prepared.email.created_at;
-    const route = await this.deps.route(row.domain, prepared.domain.tls);
+    const route = await this.routeFor(row.domain, prepared.domain.tls);
+    const sts = route.kind !== 'no_route' ? route.sts : undefined;
     // Its code and message as thrown: nodemailer relabels the error object (ESTREAM) as it aborts.
     let unrecorded: string | undefined;
     const { outcome, relay } = await attemptDelivery(this.deps.pool, {
       route,
       envelope: { from: this.deps.returnPaths.address(row.id, prepared.domain.returnPathHost, this.deps.clock.now()), to: row.address, envid: row.email_id },
       message: prepared.message,
+      observeTls: sts?.policy && this.deps.tlsReport ? (host, result) => this.deps.tlsReport!.count(sts, host, resultUnderPolicy(sts, host, result)) : undefined,
       beforeData: async () => {
         try {
           const ok = await this.deps.recorder.markSubmitting(row.id, known);

@@ -2,15 +2,18 @@ import { isIP } from 'node:net';
 import { resolveMailRoute } from '../../dns/mx.js';
 import type { DnsResolver } from '../../dns/resolver.js';
 import type { SmtpTarget } from './smtp-client.js';
+import type { StsApplied } from './sts-route.js';
 
 // Where to connect for a recipient domain: the smarthost when one is configured, otherwise the
 // domain's MX hosts in preference order (implicit MX when it has none; RFC 7505 null MX means no
 // mail at all), each host's IPv4 addresses, then IPv6. Lookups go through the injected resolver.
 
+/** `sts`: the MTA-STS policy the route was shaped by (sts-route.ts), for TLS-RPT. */
 export type Route =
-  | { kind: 'targets'; targets: SmtpTarget[] }
+  | { kind: 'targets'; targets: SmtpTarget[]; sts?: StsApplied }
   | { kind: 'no_route'; reason: string }
-  | { kind: 'temporary'; error: string };
+  /** `unmatched`: MX hosts an enforced MTA-STS policy left out. */
+  | { kind: 'temporary'; error: string; sts?: StsApplied; unmatched?: string[] };
 
 export interface RouteSettings {
   /** host:port of a smarthost, or empty. */

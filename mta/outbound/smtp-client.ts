@@ -39,6 +39,8 @@ export interface SessionSettings {
    * connection (and the recipient) for ever.
    */
   transactionTimeoutMs: number;
+  /** CAs certificates are verified against (the system's plus `outbound_tls_ca_file`); undefined: node's defaults. */
+  ca?: string[];
 }
 
 /**
@@ -62,6 +64,8 @@ export interface TlsInfo {
   version: string;
   cipher: string;
   verified: boolean;
+  /** Why the certificate did not verify (node's code, e.g. ERR_TLS_CERT_ALTNAME_INVALID); absent when it did. */
+  failure?: string;
 }
 
 export interface Envelope {
@@ -88,7 +92,9 @@ export class SmtpSession {
       servername: target.hostname,
       requireTLS: enforced, opportunisticTLS: !enforced, ignoreTLS: plaintextFallback && !enforced,
       // Opportunistic TLS takes any certificate (as MTAs do); enforced TLS needs a valid one.
-      tls: { rejectUnauthorized: enforced, servername: target.hostname },
+      // Either way the certificate is checked (against `ca`), so the session can tell TLS-RPT and
+      // the attempt log whether it verified.
+      tls: { rejectUnauthorized: enforced, servername: target.hostname, ca: settings.ca },
       connectionTimeout: settings.connectTimeoutMs, greetingTimeout: settings.connectTimeoutMs,
       socketTimeout: settings.replyTimeoutMs, maxResponseSize: maxReplyBytes, logger: false,
     });
@@ -114,7 +120,8 @@ export class SmtpSession {
     const conn = this.conn as unknown as { secure?: boolean; _socket?: TLSSocket };
     const socket = conn._socket;
     if (!conn.secure || !socket || typeof socket.getProtocol !== 'function') return null;
-    return { version: socket.getProtocol() ?? 'unknown', cipher: socket.getCipher()?.name ?? 'unknown', verified: socket.authorized };
+    const failure = socket.authorized ? undefined : String(socket.authorizationError ?? 'unverified');
+    return { version: socket.getProtocol() ?? 'unknown', cipher: socket.getCipher()?.name ?? 'unknown', verified: socket.authorized, ...(failure ? { failure } : {}) };
   }
 
   get usable(): boolean {

@@ -20,6 +20,7 @@ export * from './facts.js';
 export * from './idempotency.js';
 export * from './metrics-tables.js';
 export * from './metrics.js';
+export * from './outbound-tls.js';
 export * from './platform-events.js';
 export * from './ops-gauges.js';
 export * from './queue-admin.js';

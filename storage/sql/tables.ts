@@ -9,6 +9,7 @@ import type { BrandKitUploadRow, TeamMemberRow, TeamUsageRow } from '../repos/te
 import type { ConsentRecordRow, ContactPropertyRow, ContactPropertyValueRow, ContactRow, ContactTopicRow, PlatformEventRow, TopicRow } from '../repos/contacts-tables.js';
 import type { SegmentMemberRow, SegmentRow } from '../repos/segments-tables.js';
 import type { ContactImportFailureRow, ContactImportRow } from '../repos/contact-imports-tables.js';
+import type { MtaStsPolicyRow, TlsRptCountRow, TlsRptReportRow } from '../repos/outbound-tls-tables.js';
 import type { MetricsDomainRow, MetricsEmailMarkRow, MetricsEmailMinuteRow, MetricsMinuteRow, MetricsQuarterRow } from '../repos/metrics-tables.js';
 
 // Row types of every table, as Kysely sees them. One interface per table.
@@ -137,4 +138,7 @@ export interface DatabaseSchema {
   segment_members: SegmentMemberRow;
   contact_imports: ContactImportRow;
   contact_import_failures: ContactImportFailureRow;
+  mta_sts_policies: MtaStsPolicyRow;
+  tls_rpt_counts: TlsRptCountRow;
+  tls_rpt_reports: TlsRptReportRow;
 }

@@ -59,6 +59,10 @@ export interface FakeMxOptions {
   replyDelayMs?: number;
   /** Skip recording raw messages (long runs). */
   keepRaw?: boolean;
+  /** STARTTLS key and certificate (PEM); default: smtp-server's own self-signed pair. */
+  tls?: { key: string; cert: string };
+  /** Address to listen on (default 127.0.0.1): several MXs may share a port on 127.0.0.x. */
+  host?: string;
 }
 
 export async function startFakeMx(options: FakeMxOptions = {}): Promise<FakeMx> {
@@ -73,6 +77,7 @@ export async function startFakeMx(options: FakeMxOptions = {}): Promise<FakeMx> 
   let connections = 0;
   const server: SMTPServer = new SMTPServer({
     authOptional: true, disableReverseLookup: true, logger: false, hideSTARTTLS: !!options.noTls, size: 50 * 1024 * 1024,
+    ...(options.tls ? { key: options.tls.key, cert: options.tls.cert } : {}),
     onConnect(_session, callback) { connections++; callback(); },
     onRcptTo(address, _session, callback) {
       const b = script.get(address.address.toLowerCase()) ?? fallback;
@@ -103,7 +108,7 @@ export async function startFakeMx(options: FakeMxOptions = {}): Promise<FakeMx> 
     },
   });
   server.on('error', () => undefined);
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
+  await new Promise<void>((resolve) => server.listen(port, options.host ?? '127.0.0.1', () => resolve()));
   return {
     port, received, script,
     accepted: () => {
