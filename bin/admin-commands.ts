@@ -102,7 +102,10 @@ const commands: AdminCommand[] = [
       const domain = await call('POST', `/admin/domains/${encodeURIComponent(args[0]!)}/verify`);
       if (!domain) return 1;
       out(`${domain.id}  ${domain.status}  ${domain.name}`);
-      for (const r of domain.records as Record<string, unknown>[]) out(`  ${r.record}  ${r.type}  ${r.name}  ${r.status}`);
+      for (const r of domain.checks as Record<string, unknown>[]) {
+        out(`  ${r.record}  ${r.type}  ${r.name}.  ${r.status}`);
+        if (r.status !== 'verified') out(`    expected ${JSON.stringify(r.expected)}; ${r.reason ?? 'not checked yet'}`);
+      }
       return domain.status === 'verified' ? 0 : 1;
     },
   },

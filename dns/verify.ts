@@ -11,15 +11,19 @@ export interface RecordCheck {
   match?: 'dkim_key' | 'exact';
 }
 
-/** `absent` is DNS's answer "not there"; `error` means DNS could not answer now. */
-export type CheckOutcome = { kind: 'found' } | { kind: 'absent' } | { kind: 'error'; code: string };
+/**
+ * `absent` is DNS's answer "not there", with what it answered at that name instead (none when the
+ * name has no such record); `error` means DNS could not answer now.
+ */
+export type CheckOutcome = { kind: 'found' } | { kind: 'absent'; answers: string[] } | { kind: 'error'; code: string };
 
 /** Asks DNS (never a cache: verification must see the zone as it is now) whether a record is published. */
 export async function checkRecord(resolver: DnsResolver, check: RecordCheck): Promise<CheckOutcome> {
   try {
-    return matches(check, await lookup(resolver, check)) ? { kind: 'found' } : { kind: 'absent' };
+    const answers = await lookup(resolver, check);
+    return matches(check, answers) ? { kind: 'found' } : { kind: 'absent', answers };
   } catch (err) {
-    if (isNotFound(err)) return { kind: 'absent' };
+    if (isNotFound(err)) return { kind: 'absent', answers: [] };
     return { kind: 'error', code: (err as NodeJS.ErrnoException)?.code ?? String(err) };
   }
 }

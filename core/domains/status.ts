@@ -10,6 +10,8 @@ export interface RecordState {
   checked_at: string;
   /** First time it verified; kept through a drift so a later re-appearance is told apart. */
   verified_at?: string;
+  /** Why it is not verified, from the last check: what DNS answered instead, or its error. */
+  reason?: string;
 }
 
 export type RecordStates = Record<string, RecordState>;
@@ -38,11 +40,13 @@ export function nextState(prev: RecordState | undefined, outcome: CheckOutcome, 
   switch (outcome.kind) {
     case 'found':
       return { status: 'verified', checked_at, verified_at: prev?.verified_at ?? checked_at };
-    case 'absent':
-      if (everVerified) return { status: 'drifted', checked_at, ...keep };
-      return { status: now >= windowEnds ? 'failed' : 'pending', checked_at, ...keep };
+    case 'absent': {
+      const reason = outcome.answers.length === 0 ? 'DNS has no such record at this name' : `DNS answered ${outcome.answers.map((a) => JSON.stringify(a)).join(', ')}`;
+      if (everVerified) return { status: 'drifted', checked_at, ...keep, reason };
+      return { status: now >= windowEnds ? 'failed' : 'pending', checked_at, ...keep, reason };
+    }
     case 'error':
-      return { status: everVerified ? prev!.status : 'temporary_failure', checked_at, ...keep };
+      return { status: everVerified ? prev!.status : 'temporary_failure', checked_at, ...keep, reason: `DNS could not answer (${outcome.code})` };
   }
 }
 

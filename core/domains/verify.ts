@@ -49,9 +49,11 @@ export function domainVerification(deps: DomainsDeps) {
       || planned.some((r) => statusOf(states, r) !== statusOf(prev, r));
     if (changed) next.updated_at = now.toISOString();
     await save(next, keyChanges, changed);
-    if (changed) {
-      deps.logger.info({ domainId: domain.id, teamId: domain.team_id, status: next.status, sendingReady: next.sending_ready === 1, promoted: keyChanges.length > 0 }, 'domain records changed');
-    }
+    const notVerified = planned.filter((r) => statusOf(states, r) !== 'verified')
+      .map((r) => ({ record: r.record, type: r.check.type, name: r.check.fqdn, expected: r.check.expected, reason: states[r.key]?.reason }));
+    deps.logger.info({
+      domainId: domain.id, teamId: domain.team_id, status: next.status, sendingReady: next.sending_ready === 1, changed, promoted: keyChanges.length > 0, notVerified,
+    }, changed ? 'domain records changed' : 'domain records checked');
     return { domain: next, keys: nextKeys, changed };
   }
 
@@ -86,16 +88,34 @@ export function domainVerification(deps: DomainsDeps) {
     },
 
     /** The operator's verify: any team, no repeat guard. */
-    async verifyAnyTeam(id: string): Promise<DomainView> {
+    async verifyAnyTeam(id: string): Promise<DomainView & { checks: RecordCheckView[] }> {
       const domain = await repo.byIdAnyTeam(id);
       if (!domain) throw notFound('Domain');
       const result = await check(domain);
-      return domainView(deps, result.domain, result.keys);
+      return { ...domainView(deps, result.domain, result.keys), checks: recordChecks(deps, result) };
     },
   };
 }
 
 export type DomainVerification = ReturnType<typeof domainVerification>;
+
+/** For the operator (`svc admin domain verify`): each record as DNS should answer it, and why it does not. */
+export interface RecordCheckView {
+  record: string;
+  type: string;
+  name: string;
+  expected: string;
+  status: string;
+  reason: string | null;
+}
+
+function recordChecks(deps: DomainsDeps, result: CheckResult): RecordCheckView[] {
+  const states = parseStates(result.domain.record_states);
+  return recordsOf(deps, result.domain, result.keys).map((r) => ({
+    record: r.record, type: r.check.type, name: r.check.fqdn, expected: r.check.expected, status: statusOf(states, r),
+    reason: statusOf(states, r) === 'verified' ? null : states[r.key]?.reason ?? null,
+  }));
+}
 
 /**
  * A rotation completes when the new key's record verifies: the new key signs from then on, and

@@ -68,10 +68,12 @@ t.test('svc admin domain list | verify on the operator socket', async (t) => {
   lines.length = 0;
   t.equal(await runAdmin(rig.app.adminSocket, ['domain', 'verify', created.id], out), 1, 'not verified: exit 1');
   t.match(lines[0], new RegExp(`^${created.id}\\s+pending\\s+admin-corp.net`));
+  t.match(lines.join('\n'), /DKIM\s+TXT\s+svc[0-9a-f]{10}\._domainkey\.admin-corp\.net\.\s+pending\n\s+expected "p=[^"]+"; DNS has no such record at this name/,
+    'each record says what was expected and what DNS answered');
   for (const r of created.records as WireRecord[]) publish(rig.dns, 'admin-corp.net', r);
   lines.length = 0;
   t.equal(await runAdmin(rig.app.adminSocket, ['domain', 'verify', created.id], out), 0, 'the operator verifies without the 15-s guard');
-  t.match(lines.join('\n'), /DKIM\s+TXT\s+svc[0-9a-f]{10}\._domainkey\s+verified/);
+  t.match(lines.join('\n'), /DKIM\s+TXT\s+svc[0-9a-f]{10}\._domainkey\.admin-corp\.net\.\s+verified/);
   t.equal(find((await rig.api(team.token, 'GET', `/domains/${created.id}`)).body.records, 'SPF').status, 'verified');
   lines.length = 0;
   t.equal(await runAdmin(rig.app.adminSocket, ['domain', 'verify', '0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b'], out), 1);
