@@ -19,6 +19,7 @@ import type { DomainsService } from '../core/domains/index.js';
 import type { ReceivingService } from '../core/receiving/index.js';
 import type { MetricsService } from '../core/metrics/index.js';
 import type { BackupService } from '../core/backup.js';
+import type { TemplateSends, TemplatesService } from '../core/templates/index.js';
 
 /**
  * Everything the HTTP layer uses, built once by the entry point and passed in: the contract layer's
@@ -40,6 +41,7 @@ export interface ApiDeps {
   readiness(): Promise<Readiness>;
   foundation: FoundationServices;
   audience: AudienceServices;
+  content: ContentServices;
   sending: SendingServices;
   inbox: InboxServices;
 }
@@ -71,6 +73,12 @@ export interface AudienceServices {
   brandKitUploads: BrandKitUploadsService;
   /** A contact's unsubscribe and preference links and their public pages. */
   preferences: PreferencesService;
+}
+
+export interface ContentServices {
+  templates: TemplatesService;
+  /** Templates rendered: previews and checks (sends reach them through the emails service). */
+  templateSends: TemplateSends;
 }
 
 export interface SendingServices {

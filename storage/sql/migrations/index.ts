@@ -13,6 +13,7 @@ import * as m011 from './011_work_items.js';
 import * as m012 from './012_audience.js';
 import * as m013 from './013_team.js';
 import * as m014 from './014_segments.js';
+import * as m019 from './019_templates.js';
 
 // Numbered, applied in order at start. Written with Kysely's schema builder so the same
 // migrations run on SQLite and on PostgreSQL.
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   '012_audience': m012,
   '013_team': m013,
   '014_segments': m014,
+  '019_templates': m019,
 };
