@@ -11,14 +11,13 @@ import {
 import { SvcController } from './base.js';
 
 type VariableType = 'string' | 'number' | 'boolean' | 'object' | 'list';
-type VariableValue = string | number | boolean | { [key: string]: any } | any[];
 
 interface VariableBody {
   /** ASCII letters, digits and underscores; used as `{{key}}`. */
   key: string;
   type: VariableType;
-  /** What an omitted value renders as; of the variable's type. */
-  fallback_value?: VariableValue | null;
+  /** What an omitted value renders as (null: none); of the variable's type. */
+  fallback_value?: any;
 }
 
 interface BrandOverridesBody {
@@ -80,7 +79,8 @@ interface TestSendBody {
 interface TemplateVariableView {
   key: string;
   type: VariableType;
-  fallback_value: VariableValue | null;
+  /** Of the variable's type, or null. */
+  fallback_value: any;
   created_at: string;
   updated_at: string;
 }
