@@ -287,6 +287,7 @@ export class TemplatesController extends SvcController {
   @OperationId('testTemplate')
   @Response<ErrorBody>(400, badSendRequest)
   @Response<ErrorBody>(403, sendForbidden)
+  @Response<ErrorBody>(404, notFound)
   @Response<ErrorBody>(422, invalidSend)
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'templates:write')

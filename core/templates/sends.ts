@@ -76,7 +76,8 @@ export function templateSends(deps: { db: Db }) {
     try {
       template = await findTemplate(repo, teamId, ref.id);
     } catch (err) {
-      if (err instanceof ServiceError && err.statusCode === 404) throw validationError(422, 'template.id', `Template ${JSON.stringify(ref.id)} was not found.`);
+      // A send body naming no template is a bad field; a test send names it in its path (404).
+      if (err instanceof ServiceError && err.statusCode === 404 && !draft) throw validationError(422, 'template.id', `Template ${JSON.stringify(ref.id)} was not found.`);
       throw err;
     }
     const versionId = draft ? template.current_version_id : template.published_version_id;

@@ -120,6 +120,7 @@ t.test('preview, checks and a test send of a draft', async (t) => {
   t.equal(test.status, 200, JSON.stringify(test.body));
   t.equal((await stored(test.body.id)).subject, 'New T1 friend', 'the draft is what a test sends');
   const noTo = await api('POST', `/templates/${id}/test`, { variables: { order: 'T1' } });
+  t.equal((await api('POST', '/templates/no-such/test', { to: 'ann@inbox-one.net' })).status, 404, 'an unknown template in the path');
   t.equal(noTo.status, 422);
   t.equal(noTo.body.name, 'missing_required_field', 'to is required');
 });
