@@ -14,12 +14,12 @@ export interface TemplateUse {
 export async function withTemplate(
   templates: TemplateSends, teamId: string, input: SendEmailInput, draft = false,
 ): Promise<{ input: SendEmailInput; template: TemplateUse }> {
+  const resolved = await templates.resolve(teamId, input.template ?? {}, draft);
   for (const field of ['html', 'text'] as const) {
     if (input[field] !== undefined && input[field] !== null) {
       throw validationError(422, field, `A send with \`template\` takes its body from the template; leave out \`${field}\`.`);
     }
   }
-  const resolved = await templates.resolve(teamId, input.template ?? {}, draft);
   return {
     input: {
       ...input,
