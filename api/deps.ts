@@ -21,6 +21,7 @@ import type { DomainsService } from '../core/domains/index.js';
 import type { ReceivingService } from '../core/receiving/index.js';
 import type { MetricsService } from '../core/metrics/index.js';
 import type { BackupService } from '../core/backup.js';
+import type { TemplateSends, TemplatesService } from '../core/templates/index.js';
 
 /**
  * Everything the HTTP layer uses, built once by the entry point and passed in: the contract layer's
@@ -42,6 +43,7 @@ export interface ApiDeps {
   readiness(): Promise<Readiness>;
   foundation: FoundationServices;
   audience: AudienceServices;
+  content: ContentServices;
   sending: SendingServices;
   inbox: InboxServices;
 }
@@ -75,6 +77,12 @@ export interface AudienceServices {
   preferences: PreferencesService;
   /** CSV imports of contacts (`/contacts/imports`); their rows are the durable worker's. */
   contactImports: ContactImportsService;
+}
+
+export interface ContentServices {
+  templates: TemplatesService;
+  /** Templates rendered: previews and checks (sends reach them through the emails service). */
+  templateSends: TemplateSends;
 }
 
 export interface SendingServices {

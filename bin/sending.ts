@@ -12,6 +12,7 @@ import { attachmentFetcher } from '../net/attachment-fetcher.js';
 import { returnPaths, type ReturnPaths } from '../core/emails/index.js';
 import { applianceFact } from '../storage/repos/index.js';
 import { audienceFromSends, type ConsentHasher } from '../core/contacts/index.js';
+import { templateSends } from '../core/templates/index.js';
 import type { SendingDomains } from '../core/emails/index.js';
 import type { SendAllowance } from '../core/team/index.js';
 import type { DnsResolver } from '../dns/resolver.js';
@@ -74,6 +75,7 @@ export function sendingArea(input: SendingInput): Sending {
     fetchAttachment: attachmentFetcher({ resolver: input.uncachedResolver, allowPrivate: config.email_attachments_allow_private, timeoutMs: 30_000 }),
     allowance: input.allowance,
     wake,
+    templates: templateSends({ db: database.db }),
   });
   const recorder = deliveryRecorder({
     db: database.db, clock, logger, queueLifetimeMs: config.outbound_queue_lifetime_hours * 3600_000,

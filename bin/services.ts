@@ -16,6 +16,7 @@ import { requestLogsService } from '../core/request-logs/index.js';
 import { RequestLogWriter } from '../core/request-logs/index.js';
 import { brandKitUploads, membersService, planCatalog, sendAllowance, teamService, teamsService, type PlanCatalog, type TeamService } from '../core/team/index.js';
 import type { ApiDeps, AudienceServices, FoundationServices, SendingServices } from '../api/deps.js';
+import { templateSends, templatesService } from '../core/templates/index.js';
 import type { DnsResolver } from '../dns/resolver.js';
 import type { SecretBox } from '../storage/files/index.js';
 import { regionDirectory, type RegionDirectory } from '../core/regions.js';
@@ -60,7 +61,7 @@ export interface ServicesInput {
 
 export interface Services {
   /** The core services by area: the HTTP layer's (inside `api`) and the jobs role's. */
-  areas: Pick<ApiDeps, 'foundation' | 'audience' | 'sending' | 'inbox'>;
+  areas: Pick<ApiDeps, 'foundation' | 'audience' | 'content' | 'sending' | 'inbox'>;
   api: ApiDeps;
   logWriter: RequestLogWriter;
   database: Database;
@@ -127,6 +128,7 @@ export function applianceServices(input: ServicesInput): Services {
   const areas: Services['areas'] = {
     foundation: foundationServices(input, repos, domains, receiving.spool.dir, plans),
     audience: { ...audienceServices(input, team, links.url, consentHash, contactLimit), contactImports: imports.service(work) },
+    content: { templates: templatesService({ db: database.db, clock, logger }), templateSends: templateSends({ db: database.db }) },
     sending: sendingServices(input, { sending, domainsDeps, rollup, team, wakeDispatcher: () => webhookDispatcher.wakes.wake() }),
     inbox: { receiving: receiving.service },
   };

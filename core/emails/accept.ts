@@ -47,7 +47,7 @@ export function prepareEmail(input: PrepareInput): PreparedEmail {
     subject: send.subject, html: send.html, text: send.text,
     headers_json: send.headers ? JSON.stringify(send.headers) : null,
     tags_json: send.tags ? JSON.stringify(send.tags) : null,
-    topic_id: send.topicId, template_id: null, template_version: null,
+    topic_id: send.topicId, template_id: send.template?.id ?? null, template_version: send.template?.versionId ?? null,
     message_id: `<${id}@${send.from.domain}>`,
     scheduled_at: send.scheduledAt,
     status: scheduled ? 'scheduled' : 'dispatched',

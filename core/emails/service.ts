@@ -7,7 +7,9 @@ import { suppressionsRepo } from '../suppressions/index.js';
 import { leftSandbox, type SendAllowance } from '../team/index.js';
 import { teamsRepo } from '../../storage/repos/index.js';
 import type { Clock } from '../clock.js';
-import { notFound, ServiceError, validationError } from '../errors.js';
+import { missingField, notFound, ServiceError, validationError } from '../errors.js';
+import type { TemplateSends } from '../templates/index.js';
+import { withTemplate } from './template.js';
 import { looksLikeId } from '../ids.js';
 import { requestDigest, runIdempotent, type Answer, type Remember } from '../idempotency.js';
 import type { Logger } from '../logger.js';
@@ -38,6 +40,8 @@ export interface EmailsServiceDeps {
   allowance: SendAllowance;
   /** Tells the region's outbound queue that mail is due now (best effort; a poll backs it). */
   wake(region: string): void;
+  /** Templates named by sends (core/templates). */
+  templates: TemplateSends;
 }
 
 /** Who is sending: the calling key's team, id and domain pin. */
@@ -62,9 +66,12 @@ export function emailsService(deps: EmailsServiceDeps) {
   // Group commit: sends answered in the same event-loop turn share one transaction (one fsync);
   // each still gets its 200 only once its rows are on disk.
   const batcher = groupCommit(deps.db);
-  const prepare = async (caller: Caller, input: SendEmailInput, batch: BatchMemo | undefined): Promise<PreparedEmail> => {
+  const prepare = async (caller: Caller, raw: SendEmailInput, batch: BatchMemo | undefined, draft = false): Promise<PreparedEmail> => {
     const now = deps.clock.now();
+    const templated = raw?.template ? await withTemplate(deps.templates, caller.teamId, raw, draft) : undefined;
+    const input = templated?.input ?? raw;
     const send = normaliseSend(input, now);
+    send.template = templated?.template ?? null;
     // A batch's emails nearly always share their from-domain: looked up (and its key opened) once.
     const domain = await memo(batch?.domains, send.from.domain, () => deps.domains.sendingDomain(caller.teamId, send.from.domain));
     if (!domain) {
@@ -144,6 +151,18 @@ export function emailsService(deps: EmailsServiceDeps) {
       return emailView(row);
     },
 
+    /** A template's test send: its current version (a draft too) through the ordinary send path. */
+    async sendTemplateTest(caller: Caller, templateId: string, input: TemplateTestInput): Promise<{ id: string }> {
+      if (input.to === undefined || input.to === null || (Array.isArray(input.to) && input.to.length === 0)) throw missingField('to');
+      const prepared = await prepare(caller, {
+        from: input.from, to: input.to, subject: input.subject, template: { id: templateId, variables: input.variables ?? undefined },
+      }, undefined, true);
+      const answer = { id: prepared.email.id };
+      await commit([prepared], async () => {}, answer);
+      deps.logger.info({ emailId: answer.id, teamId: caller.teamId, templateId: prepared.email.template_id }, 'template test sent');
+      return answer;
+    },
+
     list: (teamId: string, raw: RawEmailListQuery) => listEmails(emailsRepo(deps.db), teamId, raw),
     cancel: (teamId: string, id: string) => cancelEmail(deps, teamId, id),
     reschedule: (teamId: string, id: string, scheduledAt: string | undefined) => rescheduleEmail(deps, teamId, id, scheduledAt),
@@ -151,6 +170,14 @@ export function emailsService(deps: EmailsServiceDeps) {
 }
 
 export type EmailsService = ReturnType<typeof emailsService>;
+
+/** POST /templates/{id}/test: where to, and the values to render it with. */
+export interface TemplateTestInput {
+  to?: string | string[];
+  variables?: Record<string, unknown> | null;
+  from?: string;
+  subject?: string;
+}
 
 /** What the emails of one batch share: bulk counts so far, from-domain lookups, recipient-domain verdicts. */
 interface BatchMemo {

@@ -73,4 +73,6 @@ export interface NormalisedSend {
   attachments: AttachmentInput[];
   scheduledAt: string | null;
   topicId: string | null;
+  /** The template and version the body was rendered from, if any. */
+  template?: { id: string; versionId: string } | null;
 }

@@ -23,7 +23,6 @@ const tagText = /^[A-Za-z0-9_-]{1,256}$/;
 
 /** Every check that needs no state: shapes, limits, header injection, scheduled_at. */
 export function normaliseSend(input: SendEmailInput, now: Date): NormalisedSend {
-  if (input.template) throw validationError(422, 'template.id', `Template ${JSON.stringify(String(input.template.id))} was not found.`);
   if (input.from === undefined || input.from === null) throw missingField('from');
   if (input.to === undefined || input.to === null || (Array.isArray(input.to) && input.to.length === 0)) throw missingField('to');
   if (input.subject === undefined || input.subject === null) throw missingField('subject');

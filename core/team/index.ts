@@ -16,3 +16,4 @@ export { brandFonts, buttonStyles, defaultBrandKit, type BrandKit, type BrandKit
 export { brandKitUploads, hostedUploadsPath, type BrandKitUploadsDeps, type BrandKitUploadsService, type BrandKitUploadView, type HostedImage } from './uploads.js';
 export { teamRetentionWindows } from './retention.js';
 export { brandKitView } from './brand-kit.js';
+export { parseBrandKit } from './brand-kit.js';

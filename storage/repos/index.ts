@@ -37,6 +37,8 @@ export * from './team-members.js';
 export * from './team-tables.js';
 export * from './team-usage.js';
 export * from './teams.js';
+export * from './templates-tables.js';
+export * from './templates.js';
 export * from './topics.js';
 export * from './webhooks-tables.js';
 export * from './webhooks.js';

@@ -10,6 +10,7 @@ import type { ConsentRecordRow, ContactPropertyRow, ContactPropertyValueRow, Con
 import type { SegmentMemberRow, SegmentRow } from '../repos/segments-tables.js';
 import type { ContactImportFailureRow, ContactImportRow } from '../repos/contact-imports-tables.js';
 import type { MtaStsPolicyRow, TlsRptCountRow, TlsRptReportRow } from '../repos/outbound-tls-tables.js';
+import type { SavedBlockRow, TemplateRow, TemplateVersionRow } from '../repos/templates-tables.js';
 import type { MetricsDomainRow, MetricsEmailMarkRow, MetricsEmailMinuteRow, MetricsMinuteRow, MetricsQuarterRow } from '../repos/metrics-tables.js';
 
 // Row types of every table, as Kysely sees them. One interface per table.
@@ -141,4 +142,7 @@ export interface DatabaseSchema {
   mta_sts_policies: MtaStsPolicyRow;
   tls_rpt_counts: TlsRptCountRow;
   tls_rpt_reports: TlsRptReportRow;
+  templates: TemplateRow;
+  template_versions: TemplateVersionRow;
+  saved_blocks: SavedBlockRow;
 }

@@ -15,6 +15,7 @@ import * as m013 from './013_team.js';
 import * as m014 from './014_segments.js';
 import * as m015 from './015_contact_imports.js';
 import * as m017 from './017_queue_tools.js';
+import * as m019 from './019_templates.js';
 import * as m023 from './023_outbound_tls.js';
 
 // Numbered, applied in order at start. Written with Kysely's schema builder so the same
@@ -36,5 +37,6 @@ export const migrations: Record<string, Migration> = {
   '014_segments': m014,
   '015_contact_imports': m015,
   '017_queue_tools': m017,
+  '019_templates': m019,
   '023_outbound_tls': m023,
 };
