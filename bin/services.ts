@@ -37,6 +37,7 @@ import { topicsService } from '../core/topics/index.js';
 import { preferencesService } from '../core/preferences/index.js';
 import { segmentsService } from '../core/segments/index.js';
 import type { OpsMetrics } from '../core/ops-metrics.js';
+import { trackingService } from '../core/tracking/index.js';
 
 export interface ServicesInput {
   config: Config;
@@ -189,6 +190,7 @@ function sendingServices(input: ServicesInput, parts: SendingParts): SendingServ
     shares: parts.sending.shares,
     queue: parts.sending.queueAdmin,
     traces: parts.sending.traces.hub,
+    tracking: trackingService({ db: database.db, clock, logger, key: input.secretBox.derive('tracking v1'), flushMs: config.tracking_flush_ms }),
     domains: domainsService(parts.domainsDeps),
     metrics: metricsService({ db: database.db, clock, logger, rollup: parts.rollup, catchUpEvents: config.metrics_query_catch_up_events }),
     webhooks: webhooksService({

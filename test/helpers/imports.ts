@@ -17,7 +17,7 @@ const coreTiers: readonly (readonly string[])[] = [
   ['', 'api-keys', 'request-logs', 'outbox', 'work'], // foundation
   ['suppressions', 'contacts', 'segments', 'topics', 'team', 'preferences'], // audience
   ['templates'], // content
-  ['domains', 'emails', 'webhooks', 'metrics'], // sending
+  ['domains', 'emails', 'webhooks', 'metrics', 'tracking'], // sending
   ['broadcasts', 'automations', 'events'], // campaigns
   ['receiving', 'inbox'], // inbox
   ['retention'], // upkeep: ages out what every area keeps
