@@ -1,4 +1,4 @@
-import { emailsRepo, eventsRepo, recipientById } from '../../storage/repos/index.js';
+import { emailsRepo, eventsRepo, recipientById, type EmailRecipientRow, type EmailRow } from '../../storage/repos/index.js';
 import { groupCommit, type Db } from '../../storage/sql/index.js';
 import type { Clock } from '../clock.js';
 import { envelopeData } from '../emails/index.js';
@@ -50,17 +50,35 @@ interface Hit {
 }
 
 export const DEDUPE_MS = 10_000;
+const BATCH_HITS = 100;
 const MEMORY_LIMIT = 50_000;
 
 export function trackingService(deps: TrackingDeps) {
   const tokens = trackingTokens(deps.key);
-  const commits = groupCommit(deps.db, { windowMs: deps.flushMs, maxBatch: 1000 });
+  // Genuine tokens already checked: a MAC costs more than the rest of a hit, and the same message's
+  // tokens come back (reloads, preview panes, several readers of a forwarded mail). Only genuine
+  // ones are kept, so junk cannot fill it; it is dropped whole when full.
+  const checked = new Map<string, TrackingClaim>();
+  const claimOf = (token: string, kind: 'open' | 'click') => {
+    const known = checked.get(token);
+    if (known) return known.kind === kind ? known : undefined;
+    const claim = tokens.open(token, kind);
+    if (claim) {
+      if (checked.size >= 10_000) checked.clear();
+      checked.set(token, claim);
+    }
+    return claim;
+  };
+  const commits = groupCommit(deps.db, { windowMs: deps.flushMs, maxBatch: 2 });
   const maxPending = deps.maxPending ?? 20_000;
   const log = deps.logger.child({ area: 'tracking' });
   const inflight = new Set<Promise<unknown>>();
+  /** The batch hits join until its transaction starts; hits waiting for their commit. */
+  let filling: Hit[] | undefined;
+  let pending = 0;
   const seen = new Map<string, number>();
   const lastClick = new Map<string, { at: number; linkIdx: number; hit: Hit }>();
-  let dropped = 0;
+  const counts = { recorded: 0, repeats: 0, dropped: 0 };
 
   /** A repeat of the same token by the same client within DEDUPE_MS. */
   function repeated(token: string, client: HitClient, now: number): boolean {
@@ -76,20 +94,37 @@ export function trackingService(deps: TrackingDeps) {
     if (client.head) return;
     const at = deps.clock.now();
     const now = at.getTime();
-    if (repeated(token, client, now)) return;
-    if (inflight.size >= maxPending) {
-      if (dropped++ % 1000 === 0) log.warn({ dropped, pending: inflight.size }, 'tracking hits not recorded: too many waiting for their commit');
+    if (repeated(token, client, now)) { counts.repeats++; return; }
+    if (pending >= maxPending) {
+      if (counts.dropped++ % 1000 === 0) log.warn({ dropped: counts.dropped, pending }, 'tracking hits not recorded: too many waiting for their commit');
       return;
     }
     const hit: Hit = { claim, client, at, reason: undefined, written: false };
     hit.reason = machineReason({
       kind: claim.kind, userAgent: client.userAgent, sinceSentS: now / 1000 - claim.mintedAt, sinceOtherClickMs: burstGap(hit, now),
     });
-    const done = commits.run((trx) => write(trx, hit)).catch((err: unknown) => {
-      log.error({ err, emailId: claim.emailId, kind: claim.kind }, 'tracking hit not recorded');
-    });
-    inflight.add(done);
-    void done.finally(() => inflight.delete(done));
+    enqueue(hit);
+  }
+
+  /**
+   * Hits join a batch until its transaction starts (the group commit's window); a batch is written
+   * in slices of BATCH_HITS (two to a transaction at most) so no transaction holds the event loop long.
+   */
+  function enqueue(hit: Hit): void {
+    pending++;
+    if (!filling || filling.length >= BATCH_HITS) {
+      const batch: Hit[] = [];
+      filling = batch;
+      const done = commits.run((trx) => {
+        if (filling === batch) filling = undefined;
+        return writeBatch(trx, batch);
+      }).catch((err: unknown) => {
+        log.error({ err, hits: batch.length }, 'tracking hits not recorded');
+      }).finally(() => { pending -= batch.length; });
+      inflight.add(done);
+      void done.finally(() => inflight.delete(done));
+    }
+    filling.push(hit);
   }
 
   /**
@@ -108,37 +143,50 @@ export function trackingService(deps: TrackingDeps) {
     return gap;
   }
 
-  async function write(trx: Db, hit: Hit): Promise<void> {
-    hit.written = true;
-    const { claim, client, at } = hit;
-    const email = await emailsRepo(trx).byIdAnyTeam(claim.emailId);
-    const recipient = email && await recipientById(trx, `${email.id}.${claim.recipientIdx}`);
-    if (!email || !recipient) return;
-    const machine = hit.reason ? { machine: true, machineReason: hit.reason } : { machine: false };
-    const detail = claim.kind === 'open'
-      ? { open: { ipAddress: client.ip, timestamp: at.toISOString(), userAgent: client.userAgent, ...machine } }
-      : { click: { ipAddress: client.ip, link: claim.url, timestamp: at.toISOString(), userAgent: client.userAgent, ...machine } };
-    const type = claim.kind === 'open' ? 'email.opened' : 'email.clicked';
-    await emitEvent(eventsRepo(trx), email.team_id, type, envelopeData(email, [recipient.address], detail), at);
-    await emailsRepo(trx).setLastEvent(email.id, claim.kind === 'open' ? 'opened' : 'clicked', at.toISOString());
-    log.debug({ emailId: email.id, recipientId: recipient.id, kind: claim.kind, machine: hit.reason ?? false }, 'tracking hit recorded');
+  /** One batch of hits: their events, and each email's last_event once. */
+  async function writeBatch(trx: Db, hits: readonly Hit[]): Promise<void> {
+    const emails = new Map<string, Promise<EmailRow | undefined>>();
+    const recipients = new Map<string, Promise<EmailRecipientRow | undefined>>();
+    const lastEvents = new Map<string, { name: string; at: string }>();
+    let written = 0;
+    for (const hit of hits) hit.written = true;
+    for (const hit of hits) {
+      const { claim, client, at } = hit;
+      const email = await once(emails, claim.emailId, () => emailsRepo(trx).byIdAnyTeam(claim.emailId));
+      const recipientId = `${claim.emailId}.${claim.recipientIdx}`;
+      const recipient = email && await once(recipients, recipientId, () => recipientById(trx, recipientId));
+      if (!email || !recipient) continue;
+      const machine = hit.reason ? { machine: true, machineReason: hit.reason } : { machine: false };
+      const detail = claim.kind === 'open'
+        ? { open: { ipAddress: client.ip, timestamp: at.toISOString(), userAgent: client.userAgent, ...machine } }
+        : { click: { ipAddress: client.ip, link: claim.url, timestamp: at.toISOString(), userAgent: client.userAgent, ...machine } };
+      const type = claim.kind === 'open' ? 'email.opened' : 'email.clicked';
+      await emitEvent(eventsRepo(trx), email.team_id, type, envelopeData(email, [recipient.address], detail), at);
+      lastEvents.set(email.id, { name: claim.kind === 'open' ? 'opened' : 'clicked', at: at.toISOString() });
+      written++;
+    }
+    for (const [emailId, last] of lastEvents) await emailsRepo(trx).setLastEvent(emailId, last.name, last.at);
+    counts.recorded += written;
+    if (written) log.debug({ hits: hits.length, written, emails: lastEvents.size }, 'tracking hits recorded');
   }
 
   return {
     /** A genuine open token: records the hit (after answering) and says so; false: answer 404. */
     open(token: string, client: HitClient): boolean {
-      const claim = tokens.open(token, 'open');
+      const claim = claimOf(token, 'open');
       if (!claim) return false;
       record(token, claim, client);
       return true;
     },
     /** The link of a genuine click token (the hit recorded after answering); undefined: answer 404. */
     click(token: string, client: HitClient): string | undefined {
-      const claim = tokens.open(token, 'click');
+      const claim = claimOf(token, 'click');
       if (!claim) return undefined;
       record(token, claim, client);
       return claim.url;
     },
+    /** Hits written, taken as repeats, and not recorded for want of room, since start. */
+    stats: () => ({ ...counts, pending }),
     /** Resolves when every hit taken so far is committed (a stop, tests). */
     async flush(): Promise<void> {
       while (inflight.size) await Promise.allSettled([...inflight]);
@@ -151,4 +199,11 @@ export type TrackingService = ReturnType<typeof trackingService>;
 function prune<V>(map: Map<string, V>, stale: (value: V) => boolean): void {
   for (const [key, value] of map) if (stale(value)) map.delete(key);
   if (map.size >= MEMORY_LIMIT) map.clear();
+}
+
+/** One read per key within a batch. */
+function once<V>(cache: Map<string, Promise<V>>, key: string, read: () => Promise<V>): Promise<V> {
+  let value = cache.get(key);
+  if (!value) cache.set(key, (value = read()));
+  return value;
 }

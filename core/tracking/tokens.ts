@@ -44,6 +44,20 @@ const uuidOf = (bytes: Buffer): string => {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
 };
 
+const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/**
+ * The decoder forgives (stray characters skipped, loose trailing bits): a token is honoured only in
+ * the one spelling mint writes — base64url characters only, no padding, unused trailing bits zero.
+ */
+function canonicalBase64url(token: string): boolean {
+  if (!/^[A-Za-z0-9_-]+$/.test(token) || token.length % 4 === 1) return false;
+  const last = ALPHABET.indexOf(token[token.length - 1]!);
+  if (token.length % 4 === 2) return (last & 0x0f) === 0;
+  if (token.length % 4 === 3) return (last & 0x03) === 0;
+  return true;
+}
+
 export interface TrackingTokens {
   mint(claim: TrackingClaim): string;
   /** The claim of a genuine token of `kind`, else undefined (forged, altered, cut, other kind). */
@@ -66,10 +80,8 @@ export function trackingTokens(key: Uint8Array): TrackingTokens {
       return Buffer.concat([body, mac(body)]).toString('base64url');
     },
     open(token, kind) {
-      if (token.length > 4096 || !/^[A-Za-z0-9_-]+$/.test(token)) return undefined;
+      if (token.length > 4096 || !canonicalBase64url(token)) return undefined;
       const bytes = Buffer.from(token, 'base64url');
-      // The decoder forgives; a token is honoured only in the one spelling mint writes.
-      if (bytes.toString('base64url') !== token) return undefined;
       const min = HEAD_BYTES + MAC_BYTES + (kind === 'click' ? 2 : 0);
       if (bytes.length < min || bytes[0] !== KIND_BYTE[kind]) return undefined;
       if (kind === 'open' && bytes.length !== min) return undefined;
