@@ -22,6 +22,7 @@ import type { ReceivingService } from '../core/receiving/index.js';
 import type { MetricsService } from '../core/metrics/index.js';
 import type { BackupService } from '../core/backup.js';
 import type { TemplateSends, TemplatesService } from '../core/templates/index.js';
+import type { TrackingService } from '../core/tracking/index.js';
 
 /**
  * Everything the HTTP layer uses, built once by the entry point and passed in: the contract layer's
@@ -96,6 +97,8 @@ export interface SendingServices {
   queue: QueueAdmin;
   /** Live delivery attempts for `svc admin trace` (admin socket only). */
   traces: TraceHub;
+  /** Open and click hits on the tracking routes (api/public/tracking.ts). */
+  tracking: TrackingService;
 }
 
 export interface InboxServices {

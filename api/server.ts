@@ -1,5 +1,5 @@
 import { chmodSync, existsSync, rmSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 
@@ -11,7 +11,7 @@ export interface Listening {
   close(): Promise<void>;
 }
 
-export async function listenTcp(app: Express, host: string, port: number): Promise<Listening> {
+export async function listenTcp(app: Express | RequestListener, host: string, port: number): Promise<Listening> {
   const server = createServer(app);
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {

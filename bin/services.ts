@@ -42,6 +42,7 @@ import { contactImportsService, contactImportWork, type ContactImportsService } 
 import type { WorkHandler } from '../core/work/index.js';
 import { importFiles, type ImportFiles } from '../storage/files/index.js';
 import { join } from 'node:path';
+import { trackingService } from '../core/tracking/index.js';
 
 export interface ServicesInput {
   config: Config;
@@ -200,6 +201,7 @@ function sendingServices(input: ServicesInput, parts: SendingParts): SendingServ
     shares: parts.sending.shares,
     queue: parts.sending.queueAdmin,
     traces: parts.sending.traces.hub,
+    tracking: trackingService({ db: database.db, clock, logger, key: input.secretBox.derive('tracking v1'), flushMs: config.tracking_flush_ms }),
     domains: domainsService(parts.domainsDeps),
     metrics: metricsService({ db: database.db, clock, logger, rollup: parts.rollup, catchUpEvents: config.metrics_query_catch_up_events }),
     webhooks: webhooksService({

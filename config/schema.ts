@@ -88,6 +88,8 @@ export const schema = {
   email_attachments_max_mb: { type: 'int', default: 40, min: 1, max: 200, doc: 'Largest total size of one email\'s attachments, in MiB.' },
   contacts_limit: { type: 'int', default: 0, min: 0, doc: 'Most contacts a team may hold (0: no limit); past it a create is 422 validation_error `Contact limit reached.`. Contacts added from delivered mail are not counted. A plan\'s own `contacts` limit, where it sets one, takes its place.' },
   public_base_url: { type: 'string', default: '', doc: 'Public https address of the HTTP API, for share links and signed download links; empty uses http://<http_host>:<http_port> when http_host is a loopback address, and refuses to make links (503) otherwise. Never taken from a request\'s Host header.' },
+  tracking_links: { type: 'enum', default: 'tracking_host', values: ['tracking_host', 'link_base'], doc: 'Where open and click tracking links point: tracking_host is https://<the domain\'s tracking subdomain> (its CNAME leads to this host; a TLS proxy in front answers for it), link_base is the API\'s link base (public_base_url, or the loopback listener) under /t/.' },
+  tracking_flush_ms: { type: 'int', default: 200, min: 1, max: 10000, doc: 'Open and click hits are answered at once and committed together at most this often (a crash loses at most this window of hits).' },
 
 
   scanner_clamd: { type: 'string', default: 'auto', doc: 'clamd socket path or host:port; `auto`: Debian\'s standard socket /run/clamav/clamd.ctl when clamd answers there at start, else no scanning (one line at start says which); empty turns virus scanning off.' },

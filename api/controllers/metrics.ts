@@ -18,6 +18,8 @@ import { SvcController } from './base.js';
 export class MetricsController extends SvcController {
   /**
    * Sending and receiving figures over a window, from one-minute rollups of the events.
+   * @param exclude_machine `true` leaves out opens and clicks flagged as a machine's (privacy proxies, link
+   * scanners): opened and clicked less those, unique counts at each email's first other hit.
    * @summary Email metrics
    */
   @Get()
@@ -36,9 +38,10 @@ export class MetricsController extends SvcController {
     @Query() email_id?: string[],
     @Query() broadcast_id?: string[],
     @Query() timezone?: string,
+    @Query() exclude_machine?: string,
   ): Promise<MetricsView> {
     return this.deps.sending.metrics.get(principalOf(req).teamId, {
-      start_date, end_date, metrics, dimensions, granularity, domain_id, email_id, broadcast_id, timezone,
+      start_date, end_date, metrics, dimensions, granularity, domain_id, email_id, broadcast_id, timezone, exclude_machine,
     });
   }
 }

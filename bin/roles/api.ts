@@ -2,6 +2,7 @@ import type { Logger as PinoLogger } from 'pino';
 import type { Config } from '../../config/schema.js';
 import { adminSocketPath } from '../../config/paths.js';
 import { httpApp } from '../../api/app.js';
+import { trackingFront } from '../../api/public/tracking.js';
 import { adminRouter } from '../../api/admin/router.js';
 import { listenSocket, listenTcp, type Listening } from '../../api/server.js';
 import { lockHolders, type LockHolder } from '../../storage/files/index.js';
@@ -24,7 +25,9 @@ export interface ApiRole {
  */
 export async function startApiRole(services: Services, config: Config, logger: PinoLogger, metrics: MetricsExposition, roles: readonly string[] = ['api']): Promise<ApiRole> {
   const startedAt = Date.now();
-  const http = await listenTcp(httpApp(services.api), config.http_host, config.http_port);
+  // The tracking routes are answered before express (api/public/tracking.ts).
+  const front = trackingFront(services.api.sending.tracking, httpApp(services.api), { trustProxy: config.http_trust_proxy });
+  const http = await listenTcp(front, config.http_host, config.http_port);
   services.linkBase.listening(http.port!);
   const adminApp = httpApp(services.api, {
     admin: adminRouter(services.api, () => ({
@@ -44,6 +47,8 @@ export async function startApiRole(services: Services, config: Config, logger: P
       // Live traces are streams that never end by themselves: ended first, so the socket closes at once.
       services.api.sending.traces.endAll();
       await Promise.all([http.close(), admin.close(), metricsListener?.close()]);
+      // Hits answered before the listener closed are committed before the process goes.
+      await services.api.sending.tracking.flush();
     },
   };
 }

@@ -5,7 +5,7 @@ import { ConfigError } from '../../config/load.js';
 import { emailsRepo } from '../../storage/repos/index.js';
 import { subscribeWake } from '../../storage/redis/index.js';
 import { messageBuilder } from '../../mta/outbound/signing-pool.js';
-import { messageCache } from '../../mta/outbound/messages.js';
+import { messageCache, type OutboundTracking } from '../../mta/outbound/messages.js';
 import { RegionQueue } from '../../mta/outbound/queue.js';
 import { routeFinder } from '../../mta/outbound/routes.js';
 import { SessionPool } from '../../mta/outbound/session-pool.js';
@@ -38,7 +38,7 @@ export async function startOutboundRole(services: Services, config: Config, opti
   // svc admin trace: straight to this process's admin socket, or through Redis to the api process's.
   const trace = services.sending.traces.sink(!!options.localTrace);
   const builder = messageBuilder(config.outbound_sign_threads >= 0 ? config.outbound_sign_threads : undefined);
-  const messageFor = messageCache({ emails: emailsRepo(database.db), domains: services.sending.domains, builder, clock });
+  const messageFor = messageCache({ emails: emailsRepo(database.db), domains: services.sending.domains, builder, clock, tracking: outboundTracking(services, config) });
   const route = routeFinder(services.deliveryResolver, {
     relay: config.outbound_relay, port: config.outbound_port, maxTargets: 6, memoMs: Math.min(config.dns_cache_ttl_s, 10) * 1000,
   });
@@ -91,4 +91,26 @@ export function servedRegions(config: Config): RegionName[] {
     if (!isRegionName(name)) throw new ConfigError('outbound_regions', `unknown region "${name}"; one of ${regionNames.join(', ')}`);
   }
   return [...config.outbound_regions] as RegionName[];
+}
+
+/**
+ * Where tracked messages' links point: the domain's tracking host over https (its CNAME leads
+ * here), or the API's link base (`tracking_links: link_base`). Without a link base a message goes
+ * out untracked rather than with links nothing answers.
+ */
+function outboundTracking(services: Services, config: Config): OutboundTracking {
+  let warned = false;
+  return {
+    key: services.secretBox.derive('tracking v1'),
+    baseFor(domain) {
+      if (config.tracking_links !== 'link_base') return `https://${domain.trackingHost}`;
+      try {
+        return services.linkBase.url();
+      } catch (err) {
+        if (!warned) services.logger.warn({ reason: (err as Error).message }, 'tracked mail goes out untracked until public_base_url is set');
+        warned = true;
+        return undefined;
+      }
+    },
+  };
 }

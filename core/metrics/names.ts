@@ -43,3 +43,18 @@ export function metricValues<T extends object>(counters: MetricCounters, names: 
   }
   return out;
 }
+
+/**
+ * The counters with machine opens and clicks left out (`exclude_machine=true`): opened and clicked
+ * less the flagged hits, the unique counts taken at each email's first hit no machine made. The
+ * rates follow, being computed from these.
+ */
+export function withoutMachines(counters: MetricCounters): MetricCounters {
+  return {
+    ...counters,
+    opened: counters.opened - counters.machine_opened,
+    clicked: counters.clicked - counters.machine_clicked,
+    unique_opened: counters.unique_opened_human,
+    unique_clicked: counters.unique_clicked_human,
+  };
+}

@@ -21,6 +21,8 @@ export interface RawMetricsQuery {
   email_id?: string | string[];
   broadcast_id?: string | string[];
   timezone?: string;
+  /** `true`: opens and clicks flagged as a machine's (core/tracking/machine.ts) are left out. */
+  exclude_machine?: string;
 }
 
 export interface MetricsQuery {
@@ -31,6 +33,7 @@ export interface MetricsQuery {
   domainIds?: string[];
   emailIds?: string[];
   broadcastIds?: string[];
+  excludeMachine: boolean;
 }
 
 const idShape = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -99,5 +102,11 @@ export function parseMetricsQuery(raw: RawMetricsQuery, now: Date): MetricsQuery
   refuseEmailWithBroadcast(dimensions, emailIds, broadcastIds);
   const zone = parseTimezone(raw.timezone);
   const window = resolveWindow(raw, zone, now);
-  return { window, metrics, dimensions, granularity, domainIds, emailIds, broadcastIds };
+  return { window, metrics, dimensions, granularity, domainIds, emailIds, broadcastIds, excludeMachine: parseFlag('exclude_machine', raw.exclude_machine) };
+}
+
+function parseFlag(name: string, raw: string | undefined): boolean {
+  if (raw === undefined || raw === '' || raw === 'false') return false;
+  if (raw === 'true') return true;
+  throw invalidParameter(name, `The \`${name}\` parameter must be true or false.`);
 }

@@ -15,8 +15,10 @@ import { inTransaction } from '../../storage/sql/index.js';
 //   email.complained      complained         email.received          received
 //   email.failed          failed; attempted once per email
 //   email.suppressed      suppressed; attempted once per email
-//   email.opened          opened; unique_opened at the email's first open
-//   email.clicked         clicked; unique_clicked at the email's first click
+//   email.opened          opened; unique_opened at the email's first open; a machine's open
+//                         (open.machine, core/tracking/machine.ts) also machine_opened, any other
+//                         also unique_opened_human at the email's first such open
+//   email.clicked         the same with clicked, unique_clicked, machine_clicked, unique_clicked_human
 // Outcome events name one recipient each, so `sent` counts recipients too: delivered/sent stays a
 // fraction for an email with several recipients. The "once per email" counts are marks
 // (metrics_email_marks): an email adds to attempted, unique_opened or unique_clicked only at its
@@ -25,12 +27,15 @@ import { inTransaction } from '../../storage/sql/index.js';
 
 export const ROLLUP_CURSOR = 'metrics-rollup';
 
-type MarkKind = 'attempted' | 'opened' | 'clicked';
+type MarkKind = 'attempted' | 'opened' | 'clicked' | 'opened_human' | 'clicked_human';
 
 // Counters are arrays in metricCounts order while a batch is folded: thousands of events per
 // batch, and plain arrays cost far less than objects built and spread per event.
 const at = Object.fromEntries(metricCounts.map((c, i) => [c, i])) as Record<MetricCount, number>;
-const markCounter: Record<MarkKind, number> = { attempted: at.attempted, opened: at.unique_opened, clicked: at.unique_clicked };
+const markCounter: Record<MarkKind, number> = {
+  attempted: at.attempted, opened: at.unique_opened, clicked: at.unique_clicked,
+  opened_human: at.unique_opened_human, clicked_human: at.unique_clicked_human,
+};
 const NONE = -1;
 
 interface Contribution {
@@ -42,6 +47,8 @@ interface Contribution {
   first: number;
   second: number;
   mark?: MarkKind;
+  /** Opens and clicks no machine made: the mark of the unique count without machines. */
+  humanMark?: MarkKind;
   /** email.sent: `sent` is the email's recipient count, looked up in the batch. */
   sentEmail?: boolean;
 }
@@ -79,6 +86,10 @@ function contributionOf(event: StoredEvent): Contribution | undefined {
   } else if (event.type === 'email.bounced') {
     c.first = at.bounced;
     c.second = bounceCounter(data.bounce?.type);
+  } else if (event.type === 'email.opened' || event.type === 'email.clicked') {
+    const open = event.type === 'email.opened';
+    if ((open ? data.open : data.click)?.machine === true) c.second = open ? at.machine_opened : at.machine_clicked;
+    else c.humanMark = open ? 'opened_human' : 'clicked_human';
   }
   return c;
 }
@@ -111,7 +122,7 @@ async function foldBatch(trx: Db, events: readonly StoredEvent[]): Promise<void>
   if (contributions.length === 0) return;
   const domains = await repo.domainsOfEmails(uniqueEmailIds(contributions, () => true));
   const recipients = await repo.sentRecipients(uniqueEmailIds(contributions, (c) => c.sentEmail));
-  const marked = await repo.marksOf(uniqueEmailIds(contributions, (c) => c.mark));
+  const marked = await repo.marksOf(uniqueEmailIds(contributions, (c) => c.mark || c.humanMark));
   const newMarks: { email_id: string; kind: string; minute: number }[] = [];
   const minutes = new Map<string, MetricsBucket>();
   const perEmail = new Map<string, MetricsBucket>();
@@ -134,10 +145,11 @@ async function foldBatch(trx: Db, events: readonly StoredEvent[]): Promise<void>
     if (c.second !== NONE) add(c.second, 1);
     // An email whose rows are gone (or were never written) still counts as one recipient sent.
     if (c.sentEmail) add(at.sent, c.emailId ? recipients.get(c.emailId) ?? (domains.has(c.emailId) ? 0 : 1) : 1);
-    if (c.mark && c.emailId && !marked.has(markKey(c.emailId, c.mark))) {
-      marked.add(markKey(c.emailId, c.mark));
-      newMarks.push({ email_id: c.emailId, kind: c.mark, minute: c.minute });
-      add(markCounter[c.mark], 1);
+    for (const mark of [c.mark, c.humanMark]) {
+      if (!mark || !c.emailId || marked.has(markKey(c.emailId, mark))) continue;
+      marked.add(markKey(c.emailId, mark));
+      newMarks.push({ email_id: c.emailId, kind: mark, minute: c.minute });
+      add(markCounter[mark], 1);
     }
   }
   await repo.insertMarks(newMarks);

@@ -2,7 +2,7 @@ import type { Db } from '../../storage/sql/index.js';
 import { metricCounts, metricsQueryRepo, type MetricCounters, type MetricsAggregateRow, type MetricsQueryRepo } from '../../storage/repos/index.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
-import { metricValues } from './names.js';
+import { metricValues, withoutMachines } from './names.js';
 import { atMinute, bucketOf, minuteOf, periodsOf, type Granularity, type Periods } from './periods.js';
 import { parseMetricsQuery, type Dimension, type MetricsQuery, type RawMetricsQuery } from './query.js';
 import { ROLLUP_CURSOR, type MetricsRollup } from './rollup.js';
@@ -109,7 +109,7 @@ async function dataRows(repo: MetricsQueryRepo, teamId: string, groups: Group[],
       // Broadcasts have no names to show until the broadcasts area exists.
       row.broadcast_name = null;
     }
-    return metricValues(g.counters, query.metrics, row);
+    return metricValues(query.excludeMachine ? withoutMachines(g.counters) : g.counters, query.metrics, row);
   });
 }
 
@@ -157,7 +157,7 @@ export function metricsService(deps: MetricsServiceDeps) {
         dimensions: query.dimensions,
         granularity: query.granularity,
         data_as_of: await dataAsOf(repo, now),
-        totals: metricValues(totals, query.metrics),
+        totals: metricValues(query.excludeMachine ? withoutMachines(totals) : totals, query.metrics),
       };
       if (query.dimensions.length > 0) view.data = await dataRows(repo, teamId, groupRows(rows, query, periods), query, periods);
       return view;

@@ -1,13 +1,22 @@
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type { EmailAttachmentRow, EmailRow } from '../../storage/repos/index.js';
+import { listUnsubscribeUrls, rewriteHtml, trackingTokens, type TrackingPlan } from '../../core/tracking/index.js';
 
 // The MIME message of an email, built by nodemailer's composer (never by hand). One message per
 // email, identical for every recipient: the envelope (VERP return path, RCPT) differs, not the
 // content — so it is composed and signed once. Bcc recipients never appear in the headers.
+// With open or click tracking on for the domain, the HTML part differs per recipient (its tokens
+// name the recipient): the message is then composed and signed for each (core/tracking/rewrite.ts).
+
+/** One recipient's tracking: the plan and the 32-byte key its tokens are MACed with. */
+export interface TrackingInput {
+  plan: Omit<TrackingPlan, 'keep'>;
+  key: Uint8Array;
+}
 
 const headerList = (json: string | null) => (json ? (JSON.parse(json) as { header: string }[]).map((m) => m.header) : undefined);
 
-export async function composeMessage(email: EmailRow, attachments: readonly EmailAttachmentRow[]): Promise<Buffer> {
+export async function composeMessage(email: EmailRow, attachments: readonly EmailAttachmentRow[], tracking?: TrackingInput): Promise<Buffer> {
   const custom: Record<string, string> = email.headers_json ? JSON.parse(email.headers_json) as Record<string, string> : {};
   const headers: Record<string, string> = {
     ...custom,
@@ -25,7 +34,7 @@ export async function composeMessage(email: EmailRow, attachments: readonly Emai
     messageId: email.message_id,
     date: new Date(email.created_at),
     text: email.text ?? undefined,
-    html: email.html ?? undefined,
+    html: email.html === null ? undefined : tracking ? trackedHtml(email, tracking) : email.html,
     headers,
     attachments: attachments.map((a) => ({
       content: a.content,
@@ -39,4 +48,10 @@ export async function composeMessage(email: EmailRow, attachments: readonly Emai
     xMailer: false,
   });
   return composer.compile().build();
+}
+
+/** The HTML part with this recipient's tracking; the List-Unsubscribe header's links stay as they are. */
+function trackedHtml(email: EmailRow, tracking: TrackingInput): string {
+  const plan = { ...tracking.plan, keep: listUnsubscribeUrls(email.headers_json) };
+  return rewriteHtml(email.html!, plan, trackingTokens(tracking.key));
 }

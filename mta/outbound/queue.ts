@@ -32,7 +32,8 @@ export interface QueueDeps {
   logger: Logger;
   recorder: DeliveryRecorder;
   suppressions: SuppressionsRepo;
-  messageFor(emailId: string): Promise<PreparedMessage | undefined>;
+  /** The message for one recipient (its own when its email is tracked). */
+  messageFor(emailId: string, recipientIdx: number): Promise<PreparedMessage | undefined>;
   route(domain: string, tls: 'opportunistic' | 'enforced'): Promise<Route>;
   pool: SessionPool;
   returnPaths: Pick<ReturnPaths, 'address'>;
@@ -234,7 +235,7 @@ export class RegionQueue {
       await this.deps.recorder.markSubmitting(row.id);
       return simulate(row.address);
     }
-    const prepared = await this.deps.messageFor(row.email_id);
+    const prepared = await this.deps.messageFor(row.email_id, row.idx);
     if (!prepared) {
       return { outcome: { kind: 'deferred', response: 'the sending domain is not verified for this team any more', delayType: 'InternalFailure' }, complaint: false };
     }

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import type { EmailAttachmentRow, EmailRow } from '../../storage/repos/index.js';
-import { composeMessage } from './compose.js';
+import { composeMessage, type TrackingInput } from './compose.js';
 import { dkimSigner, type DkimKey } from './dkim.js';
 import type { SignReply, SignRequest } from './sign-worker.js';
 
@@ -10,14 +10,14 @@ import type { SignReply, SignRequest } from './sign-worker.js';
 // start) it runs inline; the output is the same either way.
 
 export interface MessageBuilder {
-  build(email: EmailRow, attachments: EmailAttachmentRow[], key: DkimKey, at: Date): Promise<Buffer>;
+  build(email: EmailRow, attachments: EmailAttachmentRow[], key: DkimKey, at: Date, tracking?: TrackingInput): Promise<Buffer>;
   close(): Promise<void>;
 }
 
 export function messageBuilder(workers = Math.max(0, Math.min(4, availableParallelism() - 1))): MessageBuilder {
   const inline = dkimSigner();
-  const buildInline = async (email: EmailRow, attachments: EmailAttachmentRow[], key: DkimKey, at: Date) =>
-    inline.sign(await composeMessage(email, attachments), key, at);
+  const buildInline = async (email: EmailRow, attachments: EmailAttachmentRow[], key: DkimKey, at: Date, tracking?: TrackingInput) =>
+    inline.sign(await composeMessage(email, attachments, tracking), key, at);
   if (workers === 0) return { build: buildInline, close: async () => undefined };
   const pending = new Map<number, { resolve(b: Buffer): void; reject(e: Error): void }>();
   const pool: Worker[] = [];
@@ -40,13 +40,13 @@ export function messageBuilder(workers = Math.max(0, Math.min(4, availableParall
     pool.push(worker);
   }
   return {
-    build(email, attachments, key, at) {
+    build(email, attachments, key, at, tracking) {
       const worker = pool[turn++ % Math.max(pool.length, 1)];
-      if (!worker) return buildInline(email, attachments, key, at);
+      if (!worker) return buildInline(email, attachments, key, at, tracking);
       const id = nextId++;
       return new Promise<Buffer>((resolve, reject) => {
         pending.set(id, { resolve, reject });
-        worker.postMessage({ id, email, attachments, key, at: at.getTime() } satisfies SignRequest);
+        worker.postMessage({ id, email, attachments, key, at: at.getTime(), tracking } satisfies SignRequest);
       });
     },
     async close() {

@@ -5,6 +5,8 @@ export const metricCounts = [
   'received', 'sent', 'delivered', 'delivery_delayed', 'bounced', 'bounced_permanent', 'bounced_transient',
   'bounced_undetermined', 'complained', 'opened', 'clicked', 'unique_opened', 'unique_clicked', 'failed',
   'suppressed', 'attempted', 'unsubscribed',
+  // Machine hits (migration 020): flagged opens and clicks, and unique counts without them.
+  'machine_opened', 'machine_clicked', 'unique_opened_human', 'unique_clicked_human',
 ] as const;
 
 export type MetricCount = (typeof metricCounts)[number];

@@ -17,7 +17,7 @@ const coreTiers: readonly (readonly string[])[] = [
   ['', 'api-keys', 'request-logs', 'outbox', 'work'], // foundation
   ['suppressions', 'contacts', 'segments', 'topics', 'team', 'preferences', 'contact-imports'], // audience
   ['templates'], // content
-  ['domains', 'emails', 'webhooks', 'metrics', 'tls-reports'], // sending
+  ['domains', 'emails', 'webhooks', 'metrics', 'tls-reports', 'tracking'], // sending
   ['broadcasts', 'automations', 'events'], // campaigns
   ['receiving', 'inbox'], // inbox
   ['retention'], // upkeep: ages out what every area keeps

@@ -16,6 +16,7 @@ import * as m014 from './014_segments.js';
 import * as m015 from './015_contact_imports.js';
 import * as m017 from './017_queue_tools.js';
 import * as m019 from './019_templates.js';
+import * as m020 from './020_tracking.js';
 import * as m023 from './023_outbound_tls.js';
 
 // Numbered, applied in order at start. Written with Kysely's schema builder so the same
@@ -38,5 +39,6 @@ export const migrations: Record<string, Migration> = {
   '015_contact_imports': m015,
   '017_queue_tools': m017,
   '019_templates': m019,
+  '020_tracking': m020,
   '023_outbound_tls': m023,
 };
