@@ -20,6 +20,7 @@ import type { DomainsService } from '../core/domains/index.js';
 import type { ReceivingService } from '../core/receiving/index.js';
 import type { MetricsService } from '../core/metrics/index.js';
 import type { BackupService } from '../core/backup.js';
+import type { BroadcastsService } from '../core/broadcasts/index.js';
 
 /**
  * Everything the HTTP layer uses, built once by the entry point and passed in: the contract layer's
@@ -42,6 +43,7 @@ export interface ApiDeps {
   foundation: FoundationServices;
   audience: AudienceServices;
   sending: SendingServices;
+  campaigns: CampaignServices;
   inbox: InboxServices;
 }
 
@@ -85,6 +87,11 @@ export interface SendingServices {
   queue: QueueAdmin;
   /** Live delivery attempts for `svc admin trace` (admin socket only). */
   traces: TraceHub;
+}
+
+export interface CampaignServices {
+  /** Broadcasts: drafts, the send gate and content checks, recipients. */
+  broadcasts: BroadcastsService;
 }
 
 export interface InboxServices {

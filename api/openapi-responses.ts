@@ -60,3 +60,9 @@ export const imageRefused =
 export const linksUnavailable =
   'service_unavailable: no link can be made (no `public_base_url` and the API is not on a loopback address; nothing was stored), or storage is full or failing.';
 
+
+export const broadcastForbidden =
+  'validation_error: marketing sends are paused on the service, or the team cannot send (`details.check` names the gate check); validation_error with `code: 1010` when the `User-Agent` header is missing; restricted_api_key or suspended_api_key.';
+
+export const broadcastRefused =
+  'validation_error: a send-gate check failed (`details.check`: domain, postal_address, segment or body), a content check failed (`details.checks`; send again with `acknowledge_checks: true`), or the broadcast is not in a state that allows it; invalid_parameter (`topic_id`, an id, `type`).';

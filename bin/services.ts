@@ -37,6 +37,8 @@ import { topicsService } from '../core/topics/index.js';
 import { preferencesService } from '../core/preferences/index.js';
 import { segmentsService } from '../core/segments/index.js';
 import type { OpsMetrics } from '../core/ops-metrics.js';
+import { broadcastFanOut, broadcastsService, noClicks, noTemplates } from '../core/broadcasts/index.js';
+import { campaignSender, type CampaignSender } from '../core/emails/index.js';
 
 export interface ServicesInput {
   config: Config;
@@ -56,7 +58,7 @@ export interface ServicesInput {
 
 export interface Services {
   /** The core services by area: the HTTP layer's (inside `api`) and the jobs role's. */
-  areas: Pick<ApiDeps, 'foundation' | 'audience' | 'sending' | 'inbox'>;
+  areas: Pick<ApiDeps, 'foundation' | 'audience' | 'sending' | 'campaigns' | 'inbox'>;
   api: ApiDeps;
   logWriter: RequestLogWriter;
   database: Database;
@@ -112,14 +114,27 @@ export function applianceServices(input: ServicesInput): Services {
     returnPaths: (address) => sending.returnPaths.check(address, clock.now()), recorder: sending.recorder, linkBase: links.url,
   });
   const rollup = metricsRollup({ db: database.db, batchSize: config.metrics_rollup_batch_size });
+  const audience = audienceServices(input, team, links.url, consentHash);
+  const campaign = campaignSenderOf(input, deliveryResolver, domains, regions, allowance, sending.wake);
   const work = durableWorker({
     db: database.db, clock, logger, leaseMs: 60_000, concurrency: 4, stepsPerTurn: 50,
-    handlers: [rollupWork(rollup, config.metrics_rollup_interval_ms)],
+    handlers: [
+      rollupWork(rollup, config.metrics_rollup_interval_ms),
+      broadcastFanOut({
+        db: database.db, clock, logger, campaign, linksFor: (c) => audience.preferences.linksFor(c), templates: noTemplates,
+        pageSize: config.broadcasts_page_size, wake: sending.wake,
+      }),
+    ],
   });
   const areas: Services['areas'] = {
     foundation: foundationServices(input, repos, domains, receiving.spool.dir, plans),
-    audience: audienceServices(input, team, links.url, consentHash),
+    audience,
     sending: sendingServices(input, { sending, domainsDeps, rollup, team, wakeDispatcher: () => webhookDispatcher.wakes.wake() }),
+    campaigns: {
+      broadcasts: broadcastsService({
+        db: database.db, clock, logger, campaign, templates: noTemplates, clicks: noClicks, marketingPaused: () => config.marketing_sends_paused,
+      }),
+    },
     inbox: { receiving: receiving.service },
   };
   const api: ApiDeps = { ...contractParts(input, repos.apiKeys, logWriter), ...areas };
@@ -196,6 +211,15 @@ function sendingServices(input: ServicesInput, parts: SendingParts): SendingServ
       logger, wake: parts.wakeDispatcher, checkEndpointLimit: (teamId) => parts.team.checkLimit(teamId, 'webhook_endpoint_limit'),
     }),
   };
+}
+
+/** Campaign sends through the ordinary send path (core/emails/campaign.ts): broadcasts now, automations next. */
+function campaignSenderOf(
+  input: ServicesInput, resolver: DnsResolver, domains: DomainLookup, regions: RegionDirectory, allowance: ReturnType<typeof sendAllowance>, wake: (region: string) => void,
+): CampaignSender {
+  return campaignSender({
+    db: input.database.db, domains, regions, resolver, simulatorDomain: input.config.mailbox_simulator_domain.toLowerCase(), allowance, wake,
+  });
 }
 
 function domainsDepsOf(input: ServicesInput, regions: RegionDirectory, checkDomainLimit: DomainsDeps['checkDomainLimit']): DomainsDeps {

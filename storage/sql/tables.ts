@@ -8,6 +8,7 @@ import type { OutboxCursorRow, WebhookAttemptRow, WebhookDeliveryRow, WebhookEnd
 import type { BrandKitUploadRow, TeamMemberRow, TeamUsageRow } from '../repos/team-tables.js';
 import type { ConsentRecordRow, ContactPropertyRow, ContactPropertyValueRow, ContactRow, ContactTopicRow, PlatformEventRow, TopicRow } from '../repos/contacts-tables.js';
 import type { SegmentMemberRow, SegmentRow } from '../repos/segments-tables.js';
+import type { BroadcastRecipientRow, BroadcastRow } from '../repos/broadcasts-tables.js';
 import type { MetricsDomainRow, MetricsEmailMarkRow, MetricsEmailMinuteRow, MetricsMinuteRow, MetricsQuarterRow } from '../repos/metrics-tables.js';
 
 // Row types of every table, as Kysely sees them. One interface per table.
@@ -134,4 +135,6 @@ export interface DatabaseSchema {
   platform_events: PlatformEventRow;
   segments: SegmentRow;
   segment_members: SegmentMemberRow;
+  broadcasts: BroadcastRow;
+  broadcast_recipients: BroadcastRecipientRow;
 }
