@@ -117,7 +117,7 @@ export function applianceServices(input: ServicesInput): Services {
   const audience = audienceServices(input, team, links.url, consentHash);
   const campaign = campaignSenderOf(input, deliveryResolver, domains, regions, allowance, sending.wake);
   const work = durableWorker({
-    db: database.db, clock, logger, leaseMs: 60_000, concurrency: 4, stepsPerTurn: 50,
+    db: database.db, clock, logger, leaseMs: config.work_lease_ms, concurrency: 4, stepsPerTurn: 50,
     handlers: [
       rollupWork(rollup, config.metrics_rollup_interval_ms),
       broadcastFanOut({

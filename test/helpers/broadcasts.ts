@@ -1,4 +1,7 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { join, resolve } from 'node:path';
 import { simpleParser, type ParsedMail } from 'mailparser';
+import { newId } from '../../core/ids.js';
 import type { TestAppliance } from './appliance.js';
 import type { TestDnsServer } from './dns-server.js';
 import { call } from './http.js';
@@ -40,4 +43,26 @@ export const parseMessage = (raw: Buffer): Promise<ParsedMail> => simpleParser(r
 /** The fan-out's durable work, run in the test's process until nothing is due. */
 export async function drainWork(app: TestAppliance): Promise<void> {
   while ((await app.appliance.services.work.runDue()) > 0);
+}
+
+/** Contacts written straight into the database, `count` of them on inbox-one.net (a fixture for big segments). */
+export async function seedContacts(app: TestAppliance, teamId: string, count: number, prefix = 'r'): Promise<void> {
+  const db = app.appliance.services.database.db;
+  const at = new Date().toISOString();
+  const rows = Array.from({ length: count }, (_, i) => {
+    const email = `${prefix}${i}@inbox-one.net`;
+    return {
+      id: newId(), team_id: teamId, email, email_key: email, first_name: `Reader ${i}`, last_name: null,
+      subscription_status: 'subscribed' as const, origin: 'api' as const, created_at: at, updated_at: at,
+    };
+  });
+  for (let i = 0; i < rows.length; i += 90) await db.insertInto('contacts').values(rows.slice(i, i + 90)).execute();
+}
+
+const svcBin = join(resolve(import.meta.dirname, '../../..'), 'bin', 'svc');
+
+/** `bin/svc start --role jobs` with only these settings (nothing from the caller's SVC_*). */
+export function spawnJobsProcess(settings: Record<string, string>): ChildProcess {
+  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SVC_MAIL_HOSTNAME: 'mta.svc-test.net', ...settings };
+  return spawn(svcBin, ['start', '--role', 'jobs'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
 }
