@@ -23,6 +23,7 @@ import type { MetricsService } from '../core/metrics/index.js';
 import type { BackupService } from '../core/backup.js';
 import type { TemplateSends, TemplatesService } from '../core/templates/index.js';
 import type { TrackingService } from '../core/tracking/index.js';
+import type { BroadcastsService } from '../core/broadcasts/index.js';
 
 /**
  * Everything the HTTP layer uses, built once by the entry point and passed in: the contract layer's
@@ -46,6 +47,7 @@ export interface ApiDeps {
   audience: AudienceServices;
   content: ContentServices;
   sending: SendingServices;
+  campaigns: CampaignServices;
   inbox: InboxServices;
 }
 
@@ -99,6 +101,11 @@ export interface SendingServices {
   traces: TraceHub;
   /** Open and click hits on the tracking routes (api/public/tracking.ts). */
   tracking: TrackingService;
+}
+
+export interface CampaignServices {
+  /** Broadcasts: drafts, the send gate and content checks, recipients. */
+  broadcasts: BroadcastsService;
 }
 
 export interface InboxServices {

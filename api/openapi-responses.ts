@@ -66,3 +66,8 @@ export const importUploadRefused =
 
 export const importRefused =
   'missing_required_field (no `file`) or validation_error naming the place: the file is over 50 MB, empty or has no readable header; `column_map` is not JSON, does not map `email`, names a column the header lacks or a type other than the declared one; a bad `on_conflict`; an unknown topic or segment; or `Contact limit reached.`';
+export const broadcastForbidden =
+  'validation_error: marketing sends are paused on the service, or the team cannot send (`details.check` names the gate check); validation_error with `code: 1010` when the `User-Agent` header is missing; restricted_api_key or suspended_api_key.';
+
+export const broadcastRefused =
+  'validation_error: a send-gate check failed (`details.check`: domain, postal_address, segment or body), a content check failed (`details.checks`; send again with `acknowledge_checks: true`), or the broadcast is not in a state that allows it; invalid_parameter (`topic_id`, an id, `type`).';

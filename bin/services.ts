@@ -43,6 +43,8 @@ import type { WorkHandler } from '../core/work/index.js';
 import { importFiles, type ImportFiles } from '../storage/files/index.js';
 import { join } from 'node:path';
 import { trackingService } from '../core/tracking/index.js';
+import { broadcastFanOut, broadcastsService, noClicks, noTemplates } from '../core/broadcasts/index.js';
+import { campaignSender, type CampaignSender } from '../core/emails/index.js';
 
 export interface ServicesInput {
   config: Config;
@@ -62,7 +64,7 @@ export interface ServicesInput {
 
 export interface Services {
   /** The core services by area: the HTTP layer's (inside `api`) and the jobs role's. */
-  areas: Pick<ApiDeps, 'foundation' | 'audience' | 'content' | 'sending' | 'inbox'>;
+  areas: Pick<ApiDeps, 'foundation' | 'audience' | 'content' | 'sending' | 'campaigns' | 'inbox'>;
   api: ApiDeps;
   logWriter: RequestLogWriter;
   database: Database;
@@ -122,15 +124,29 @@ export function applianceServices(input: ServicesInput): Services {
   const rollup = metricsRollup({ db: database.db, batchSize: config.metrics_rollup_batch_size });
   const contactLimit = planContactLimit(async (db, teamId) => (await team.planIn(db, teamId)).limits.contacts, config.contacts_limit);
   const imports = contactImportsParts(input, consentHash, contactLimit);
+  const audience = audienceServices(input, team, links.url, consentHash, contactLimit);
+  const campaign = campaignSenderOf(input, deliveryResolver, domains, regions, allowance, sending.wake);
   const work = durableWorker({
-    db: database.db, clock, logger, leaseMs: 60_000, concurrency: 4, stepsPerTurn: 50,
-    handlers: [rollupWork(rollup, config.metrics_rollup_interval_ms), imports.handler],
+    db: database.db, clock, logger, leaseMs: config.work_lease_ms, concurrency: 4, stepsPerTurn: 50,
+    handlers: [
+      rollupWork(rollup, config.metrics_rollup_interval_ms),
+      imports.handler,
+      broadcastFanOut({
+        db: database.db, clock, logger, campaign, linksFor: (c) => audience.preferences.linksFor(c), templates: noTemplates,
+        pageSize: config.broadcasts_page_size, wake: sending.wake,
+      }),
+    ],
   });
   const areas: Services['areas'] = {
     foundation: foundationServices(input, repos, domains, receiving.spool.dir, plans),
-    audience: { ...audienceServices(input, team, links.url, consentHash, contactLimit), contactImports: imports.service(work) },
+    audience: { ...audience, contactImports: imports.service(work) },
     content: { templates: templatesService({ db: database.db, clock, logger }), templateSends: templateSends({ db: database.db }) },
     sending: sendingServices(input, { sending, domainsDeps, rollup, team, wakeDispatcher: () => webhookDispatcher.wakes.wake() }),
+    campaigns: {
+      broadcasts: broadcastsService({
+        db: database.db, clock, logger, campaign, templates: noTemplates, clicks: noClicks, marketingPaused: () => config.marketing_sends_paused,
+      }),
+    },
     inbox: { receiving: receiving.service },
   };
   const api: ApiDeps = { ...contractParts(input, repos.apiKeys, logWriter), ...areas };
@@ -209,6 +225,15 @@ function sendingServices(input: ServicesInput, parts: SendingParts): SendingServ
       logger, wake: parts.wakeDispatcher, checkEndpointLimit: (teamId) => parts.team.checkLimit(teamId, 'webhook_endpoint_limit'),
     }),
   };
+}
+
+/** Campaign sends through the ordinary send path (core/emails/campaign.ts): broadcasts now, automations next. */
+function campaignSenderOf(
+  input: ServicesInput, resolver: DnsResolver, domains: DomainLookup, regions: RegionDirectory, allowance: ReturnType<typeof sendAllowance>, wake: (region: string) => void,
+): CampaignSender {
+  return campaignSender({
+    db: input.database.db, domains, regions, resolver, simulatorDomain: input.config.mailbox_simulator_domain.toLowerCase(), allowance, wake,
+  });
 }
 
 function domainsDepsOf(input: ServicesInput, regions: RegionDirectory, checkDomainLimit: DomainsDeps['checkDomainLimit']): DomainsDeps {

@@ -98,6 +98,9 @@ export const schema = {
   scanner_max_bytes: { type: 'int', default: 26214400, min: 1024, doc: 'Largest message sent to the scanner (keep at or under clamd StreamMaxLength); a bigger one is refused 552 when failing closed, stored unscanned when open.' },
 
   metrics_rollup_interval_ms: { type: 'int', default: 5000, min: 100, max: 60000, doc: 'How often the metrics rollup (durable work of the jobs role) folds new outbox events into the one-minute rollups.' },
+  marketing_sends_paused: { type: 'bool', default: false, doc: 'The operator\'s switch for campaign mail: while true every broadcast send is refused (403) and the send gate reports it; transactional mail is not affected.' },
+  broadcasts_page_size: { type: 'int', default: 500, min: 1, max: 5000, doc: 'Segment members a broadcast\'s fan-out turns into emails per committed step (durable work of the jobs role).' },
+  work_lease_ms: { type: 'int', default: 60000, min: 1000, max: 600000, doc: 'How long a durable work item stays claimed without a committed step; a worker that died is replaced after this.' },
   work_poll_ms: { type: 'int', default: 1000, min: 10, max: 60000, doc: 'How often the jobs role looks for durable work that came due (parked items, lapsed leases); new work wakes it at once in its own process.' },
   metrics_rollup_batch_size: { type: 'int', default: 5000, min: 10, max: 100000, doc: 'Outbox events the metrics rollup reads and folds per transaction.' },
   metrics_query_catch_up_events: { type: 'int', default: 100000, min: 0, doc: 'Outbox events GET /emails/metrics may fold itself before answering, so figures are fresh (0: leave it to the jobs role).' },

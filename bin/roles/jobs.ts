@@ -7,6 +7,7 @@ import { pruneWebhookMessagesJob } from '../../jobs/webhook-dispatch-prune.js';
 import { startWorkRunner } from '../../jobs/work-runner.js';
 import { ROLLUP_WORK } from '../../core/metrics/index.js';
 import { releaseScheduledJob } from '../../jobs/release-scheduled.js';
+import { releaseBroadcastsJob } from '../../jobs/release-broadcasts.js';
 import { pruneIdempotencyKeysJob } from '../../jobs/prune-idempotency-keys.js';
 import { ambiguousSweepJob } from '../../jobs/ambiguous-sweep.js';
 import { pruneConsentRecordsJob, pruneDroppedReceivedJob, pruneEventsJob, startFullOrphanSweep, sweepOrphanRawJob } from '../../jobs/retention.js';
@@ -41,6 +42,7 @@ export async function startJobsRole(services: Services, config: Config, mailHost
     sampleBillableContactsJob(services.database.db, services.clock),
     pruneImportFilesJob({ db: services.database.db, files: services.importFiles, clock: services.clock }),
     ...(config.tls_rpt_enabled ? [tlsReportsJob(tlsReports.send, config.tls_rpt_cron)] : []),
+    releaseBroadcastsJob({ db: services.database.db, clock: services.clock, logger: services.logger }),
   ], services.redis, services.logger);
   const orphanSweep = startFullOrphanSweep(retention, services.logger);
   const webhookDispatch = startWebhookDispatch(services.webhookDispatcher, config.webhooks_poll_ms, services.logger);

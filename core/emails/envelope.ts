@@ -4,7 +4,7 @@ import type { EmailRow } from '../../storage/repos/index.js';
 // created_at (the email's own), tags and headers when the email had them, plus the event's key.
 // For per-recipient events `to` lists only the recipients concerned.
 
-export type EnvelopeSource = Pick<EmailRow, 'id' | 'from_header' | 'to_json' | 'subject' | 'message_id' | 'created_at' | 'tags_json' | 'headers_json'>;
+export type EnvelopeSource = Pick<EmailRow, 'id' | 'from_header' | 'to_json' | 'subject' | 'message_id' | 'created_at' | 'tags_json' | 'headers_json' | 'broadcast_id'>;
 
 export function envelopeData(email: EnvelopeSource, to?: string[], extra: Record<string, unknown> = {}): Record<string, unknown> {
   const data: Record<string, unknown> = {
@@ -15,6 +15,8 @@ export function envelopeData(email: EnvelopeSource, to?: string[], extra: Record
     message_id: email.message_id,
     created_at: email.created_at,
   };
+  // Every email.* event of a broadcast's email names it (spec Events; the metrics rollup reads it).
+  if (email.broadcast_id) data.broadcast_id = email.broadcast_id;
   if (email.tags_json) {
     const tags = JSON.parse(email.tags_json) as { name: string; value: string }[];
     data.tags = Object.fromEntries(tags.map((t) => [t.name, t.value]));

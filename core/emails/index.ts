@@ -1,6 +1,7 @@
 // The emails area's public face: other rooms and areas import it from here alone.
 // Sending: the emails service, the delivery recorder, signed return paths, share links.
 export * from './ambiguous.js';
+export * from './campaign.js';
 export * from './delivery.js';
 export * from './release.js';
 export * from './envelope.js';
@@ -15,3 +16,4 @@ export * from './queue-admin.js';
 export * from './queue-view.js';
 export * from './view.js';
 export type { AttachmentInput, SendEmailInput } from './types.js';
+export { addressKey, parseMailboxes, type Mailbox } from './addresses.js';

@@ -96,6 +96,7 @@ async function dataRows(repo: MetricsQueryRepo, teamId: string, groups: Group[],
   const byEmail = query.dimensions.includes('email');
   const byBroadcast = query.dimensions.includes('broadcast');
   const names = byDomain ? await repo.domainNames(teamId, [...new Set(groups.map((g) => g.domainId!).filter(Boolean))]) : new Map<string, string>();
+  const broadcastNames = byBroadcast ? await repo.broadcastNames(teamId, [...new Set(groups.map((g) => g.broadcastId!).filter(Boolean))]) : new Map<string, string>();
   return groups.map((g) => {
     const row: MetricsDataRow = {};
     if (periods) row.period = periods.labels[g.bucket]!;
@@ -106,8 +107,7 @@ async function dataRows(repo: MetricsQueryRepo, teamId: string, groups: Group[],
     if (byEmail) row.email_id = g.emailId!;
     if (byBroadcast) {
       row.broadcast_id = g.broadcastId!;
-      // Broadcasts have no names to show until the broadcasts area exists.
-      row.broadcast_name = null;
+      row.broadcast_name = broadcastNames.get(g.broadcastId!) ?? null;
     }
     return metricValues(query.excludeMachine ? withoutMachines(g.counters) : g.counters, query.metrics, row);
   });

@@ -27,6 +27,8 @@ export interface EmailRow {
   topic_id: string | null;
   template_id: string | null;
   template_version: string | null;
+  /** The broadcast this email is one recipient's copy of (migration 021); absent or null otherwise. */
+  broadcast_id?: string | null;
   /** Message-ID header value, with angle brackets. */
   message_id: string;
   scheduled_at: string | null;

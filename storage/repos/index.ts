@@ -2,6 +2,8 @@
 // Other rooms import this kind from here alone.
 export * from './api-keys.js';
 export * from './brand-kit-uploads.js';
+export * from './broadcasts-tables.js';
+export * from './broadcasts.js';
 export * from './consent.js';
 export * from './contact-imports-tables.js';
 export * from './contact-imports.js';

@@ -188,6 +188,8 @@ export interface MetricsQueryRepo {
   aggregate(query: MetricsAggregateQuery): Promise<MetricsAggregateRow[]>;
   /** Domain names by id: the live name, else the one remembered by the rollup. */
   domainNames(teamId: string, ids: readonly string[]): Promise<Map<string, string>>;
+  /** Names of the team's broadcasts among these ids (a deleted draft has none; sent ones stay). */
+  broadcastNames(teamId: string, ids: readonly string[]): Promise<Map<string, string>>;
   /** The oldest event the rollup has not read yet, if any. */
   firstPending(cursorName: string): Promise<{ seq: number; created_at: string } | undefined>;
 }
@@ -260,6 +262,13 @@ export function metricsQueryRepo(db: Db): MetricsQueryRepo {
       const rows: MetricsAggregateRow[] = [];
       for (const piece of piecesOf(q)) rows.push(...await aggregatePiece(db, q, piece.table, piece.from, piece.to));
       return rows;
+    },
+    async broadcastNames(teamId, ids) {
+      const names = new Map<string, string>();
+      for (const part of chunks(ids, IN_CHUNK)) {
+        for (const r of await db.selectFrom('broadcasts').select(['id', 'name']).where('team_id', '=', teamId).where('id', 'in', part).execute()) names.set(r.id, r.name);
+      }
+      return names;
     },
     async domainNames(teamId, ids) {
       const names = new Map<string, string>();

@@ -11,6 +11,7 @@ import type { SegmentMemberRow, SegmentRow } from '../repos/segments-tables.js';
 import type { ContactImportFailureRow, ContactImportRow } from '../repos/contact-imports-tables.js';
 import type { MtaStsPolicyRow, TlsRptCountRow, TlsRptReportRow } from '../repos/outbound-tls-tables.js';
 import type { SavedBlockRow, TemplateRow, TemplateVersionRow } from '../repos/templates-tables.js';
+import type { BroadcastRecipientRow, BroadcastRow } from '../repos/broadcasts-tables.js';
 import type { MetricsDomainRow, MetricsEmailMarkRow, MetricsEmailMinuteRow, MetricsMinuteRow, MetricsQuarterRow } from '../repos/metrics-tables.js';
 
 // Row types of every table, as Kysely sees them. One interface per table.
@@ -145,4 +146,6 @@ export interface DatabaseSchema {
   templates: TemplateRow;
   template_versions: TemplateVersionRow;
   saved_blocks: SavedBlockRow;
+  broadcasts: BroadcastRow;
+  broadcast_recipients: BroadcastRecipientRow;
 }

@@ -16,7 +16,7 @@ const mtaParts = ['mta', 'mta/inbound', 'mta/outbound', 'mta/bounces', 'mta/subm
 const coreTiers: readonly (readonly string[])[] = [
   ['', 'api-keys', 'request-logs', 'outbox', 'work'], // foundation
   ['suppressions', 'contacts', 'segments', 'topics', 'team', 'preferences', 'contact-imports'], // audience
-  ['templates'], // content
+  ['templates', 'content-checks'], // content
   ['domains', 'emails', 'webhooks', 'metrics', 'tls-reports', 'tracking'], // sending
   ['broadcasts', 'automations', 'events'], // campaigns
   ['receiving', 'inbox'], // inbox

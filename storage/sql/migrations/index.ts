@@ -17,6 +17,7 @@ import * as m015 from './015_contact_imports.js';
 import * as m017 from './017_queue_tools.js';
 import * as m019 from './019_templates.js';
 import * as m020 from './020_tracking.js';
+import * as m021 from './021_broadcasts.js';
 import * as m023 from './023_outbound_tls.js';
 
 // Numbered, applied in order at start. Written with Kysely's schema builder so the same
@@ -40,5 +41,6 @@ export const migrations: Record<string, Migration> = {
   '017_queue_tools': m017,
   '019_templates': m019,
   '020_tracking': m020,
+  '021_broadcasts': m021,
   '023_outbound_tls': m023,
 };
