@@ -43,7 +43,7 @@ import type { WorkHandler } from '../core/work/index.js';
 import { importFiles, type ImportFiles } from '../storage/files/index.js';
 import { join } from 'node:path';
 import { trackingService } from '../core/tracking/index.js';
-import { broadcastFanOut, broadcastsService, noClicks, noTemplates } from '../core/broadcasts/index.js';
+import { broadcastFanOut, broadcastsService, noClicks, publishedTemplates } from '../core/broadcasts/index.js';
 import { campaignSender, type CampaignSender } from '../core/emails/index.js';
 
 export interface ServicesInput {
@@ -126,13 +126,15 @@ export function applianceServices(input: ServicesInput): Services {
   const imports = contactImportsParts(input, consentHash, contactLimit);
   const audience = audienceServices(input, team, links.url, consentHash, contactLimit);
   const campaign = campaignSenderOf(input, deliveryResolver, domains, regions, allowance, sending.wake);
+  const content = { templates: templatesService({ db: database.db, clock, logger }), templateSends: templateSends({ db: database.db }) };
+  const broadcastTemplates = publishedTemplates(content.templateSends);
   const work = durableWorker({
     db: database.db, clock, logger, leaseMs: config.work_lease_ms, concurrency: 4, stepsPerTurn: 50,
     handlers: [
       rollupWork(rollup, config.metrics_rollup_interval_ms),
       imports.handler,
       broadcastFanOut({
-        db: database.db, clock, logger, campaign, linksFor: (c) => audience.preferences.linksFor(c), templates: noTemplates,
+        db: database.db, clock, logger, campaign, linksFor: (c) => audience.preferences.linksFor(c), templates: broadcastTemplates,
         pageSize: config.broadcasts_page_size, wake: sending.wake,
       }),
     ],
@@ -140,11 +142,11 @@ export function applianceServices(input: ServicesInput): Services {
   const areas: Services['areas'] = {
     foundation: foundationServices(input, repos, domains, receiving.spool.dir, plans),
     audience: { ...audience, contactImports: imports.service(work) },
-    content: { templates: templatesService({ db: database.db, clock, logger }), templateSends: templateSends({ db: database.db }) },
+    content,
     sending: sendingServices(input, { sending, domainsDeps, rollup, team, wakeDispatcher: () => webhookDispatcher.wakes.wake() }),
     campaigns: {
       broadcasts: broadcastsService({
-        db: database.db, clock, logger, campaign, templates: noTemplates, clicks: noClicks, marketingPaused: () => config.marketing_sends_paused,
+        db: database.db, clock, logger, campaign, templates: broadcastTemplates, clicks: noClicks, marketingPaused: () => config.marketing_sends_paused,
       }),
     },
     inbox: { receiving: receiving.service },

@@ -8,3 +8,4 @@ export type { GateCheck, GateCheckName } from './gate.js';
 export type { BroadcastFields, CreateBroadcastInput, SendBroadcastInput } from './input.js';
 export type { BroadcastListItem, BroadcastView } from './view.js';
 export type { CheckName, CheckStatus, ContentCheck } from '../content-checks/index.js';
+export { publishedTemplates } from './templates.js';

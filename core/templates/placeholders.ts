@@ -5,7 +5,8 @@ import { compileFormat, type Formatter } from './formats.js';
 // pieces and slots, so that rendering a recipient is a walk that joins strings: no regular
 // expression runs per recipient. Slots are `{{key}}` (a declared variable), `{{brand.key}}` (a
 // brand kit token), `{{{event.key|fallback|format}}}`, `{{{item.key…}}}` inside a repeat group and
-// `{{{contact.key…}}}`. Conditions and repeat groups of visual templates arrive as markers the
+// `{{{contact.key…}}}`; a broadcast's merge variables (`{{{KEY}}}`, `{{{KEY|default}}}`) pass through
+// untouched for the campaign to fill. Conditions and repeat groups of visual templates arrive as markers the
 // layout compiler writes (`<!--svc:if:N-->` … `<!--svc:end:N-->`, `<!--svc:each:N-->` …).
 
 export const brandTokens = ['logo_url', 'primary_color', 'accent_color', 'font', 'button_radius', 'company_name', 'address', 'footer_text'] as const;
@@ -59,6 +60,10 @@ export function compileText(source: string, path: string, markers: boolean): Pro
       stack.push({ node, inEach });
       inEach ||= m[1] === 'each';
       out = node.body;
+    } else if (m[3] !== undefined && isCampaignMergeVariable(m[3])) {
+      // A broadcast's own merge variable (`{{{FIRST_NAME}}}`, `{{{UNSUBSCRIBE_URL|…}}}`, a property
+      // key): kept as written, for the campaign to fill per recipient (core/broadcasts/render.ts).
+      out.push({ k: 'lit', s: m[0] });
     } else if (m[3] !== undefined) {
       out.push(dataSlot(m[3], path, inEach));
     } else {
@@ -77,6 +82,9 @@ export function compileText(source: string, path: string, markers: boolean): Pro
   if (last < source.length) out.push({ k: 'lit', s: source.slice(last) });
   return program;
 }
+
+/** `{{{KEY}}}` or `{{{KEY|default}}}` with no `event.`/`item.`/`contact.` scope: a campaign's merge variable. */
+const isCampaignMergeVariable = (inner: string): boolean => keyPattern.test(inner.split('|')[0]!.trim()) && inner.split('|').length <= 2;
 
 function dataSlot(inner: string, path: string, inEach: boolean): Node {
   const parts = inner.split('|');

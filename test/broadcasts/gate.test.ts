@@ -119,3 +119,20 @@ t.test('content checks: pass, warn and fail per check; a fail stops the send unt
   const unknown = await call(base, 'POST', '/broadcasts', { token, body: { name: 'x', colour: 'red' } });
   t.equal(unknown.status, 400, 'an unknown field is 400');
 });
+
+t.test('a broadcast naming a published template sends its content; a draft-only template is no body', async (t) => {
+  const team = await campaignTeam(app, dns, 'Templated', 'templated-sender.net');
+  const token = team.token;
+  const created = await call(base, 'POST', '/templates', {
+    token, body: { name: 'Spring', alias: 'spring', subject: 'Spring is here', html: '<p>Our spring letter. <a href="{{{UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>' },
+  });
+  t.equal(created.status, 201, JSON.stringify(created.body));
+  const make = () => call(base, 'POST', '/broadcasts', { token, body: { from: 'n@templated-sender.net', segment_id: team.segmentId, template_id: 'spring', preview_text: 'p' } });
+  const draftOnly = (await make()).body.id as string;
+  const refused = await call(base, 'POST', `/broadcasts/${draftOnly}/send`, { token, body: {} });
+  t.match(refused, { status: 422, body: { details: { check: 'body' } } }, 'only a draft: no body');
+  t.equal((await call(base, 'POST', `/templates/${created.body.id}/publish`, { token })).status, 200);
+  const checklist = (await call(base, 'GET', `/broadcasts/${draftOnly}/checklist`, { token })).body;
+  t.match(checklist, { ready: true }, 'published: the template is the body');
+  t.equal((await call(base, 'POST', `/broadcasts/${draftOnly}/send`, { token, body: {} })).status, 200);
+});
