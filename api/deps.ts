@@ -20,6 +20,8 @@ import type { DomainsService } from '../core/domains/index.js';
 import type { ReceivingService } from '../core/receiving/index.js';
 import type { MetricsService } from '../core/metrics/index.js';
 import type { BackupService } from '../core/backup.js';
+import type { EventsService } from '../core/events/index.js';
+import type { AutomationsService } from '../core/automations/index.js';
 
 /**
  * Everything the HTTP layer uses, built once by the entry point and passed in: the contract layer's
@@ -42,6 +44,7 @@ export interface ApiDeps {
   foundation: FoundationServices;
   audience: AudienceServices;
   sending: SendingServices;
+  campaigns: CampaignServices;
   inbox: InboxServices;
 }
 
@@ -85,6 +88,13 @@ export interface SendingServices {
   queue: QueueAdmin;
   /** Live delivery attempts for `svc admin trace` (admin socket only). */
   traces: TraceHub;
+}
+
+export interface CampaignServices {
+  /** Custom event definitions and POST /events/send. */
+  events: EventsService;
+  /** Automations, their versions and runs. */
+  automations: AutomationsService;
 }
 
 export interface InboxServices {

@@ -37,6 +37,7 @@ import { topicsService } from '../core/topics/index.js';
 import { preferencesService } from '../core/preferences/index.js';
 import { segmentsService } from '../core/segments/index.js';
 import type { OpsMetrics } from '../core/ops-metrics.js';
+import { campaignsArea } from './campaigns.js';
 
 export interface ServicesInput {
   config: Config;
@@ -56,7 +57,7 @@ export interface ServicesInput {
 
 export interface Services {
   /** The core services by area: the HTTP layer's (inside `api`) and the jobs role's. */
-  areas: Pick<ApiDeps, 'foundation' | 'audience' | 'sending' | 'inbox'>;
+  areas: Pick<ApiDeps, 'foundation' | 'audience' | 'sending' | 'campaigns' | 'inbox'>;
   api: ApiDeps;
   logWriter: RequestLogWriter;
   database: Database;
@@ -112,14 +113,19 @@ export function applianceServices(input: ServicesInput): Services {
     returnPaths: (address) => sending.returnPaths.check(address, clock.now()), recorder: sending.recorder, linkBase: links.url,
   });
   const rollup = metricsRollup({ db: database.db, batchSize: config.metrics_rollup_batch_size });
+  const audience = audienceServices(input, team, links.url, consentHash);
+  const campaigns = campaignsArea({
+    config, db: database.db, clock, logger, emails: sending.emails, preferences: audience.preferences, consentHash, contactLimit: contactLimitOf(input, team),
+  });
   const work = durableWorker({
     db: database.db, clock, logger, leaseMs: 60_000, concurrency: 4, stepsPerTurn: 50,
-    handlers: [rollupWork(rollup, config.metrics_rollup_interval_ms)],
+    handlers: [rollupWork(rollup, config.metrics_rollup_interval_ms), ...campaigns.handlers],
   });
   const areas: Services['areas'] = {
     foundation: foundationServices(input, repos, domains, receiving.spool.dir, plans),
-    audience: audienceServices(input, team, links.url, consentHash),
+    audience,
     sending: sendingServices(input, { sending, domainsDeps, rollup, team, wakeDispatcher: () => webhookDispatcher.wakes.wake() }),
+    campaigns: campaigns.services,
     inbox: { receiving: receiving.service },
   };
   const api: ApiDeps = { ...contractParts(input, repos.apiKeys, logWriter), ...areas };
@@ -164,7 +170,7 @@ function audienceServices(input: ServicesInput, team: TeamService, links: () => 
     team,
     members: membersService({ db: database.db, clock, logger }),
     contacts: contactsService({
-      db: database.db, clock, hash: consentHash, contactLimit: planContactLimit(async (db, teamId) => (await team.planIn(db, teamId)).limits.contacts, config.contacts_limit),
+      db: database.db, clock, hash: consentHash, contactLimit: contactLimitOf(input, team),
     }),
     contactProperties: contactPropertiesService({ db: database.db, clock }),
     topics: topicsService({ db: database.db, clock }),
@@ -172,6 +178,10 @@ function audienceServices(input: ServicesInput, team: TeamService, links: () => 
     brandKitUploads: brandKitUploads({ db: database.db, clock, logger, linkBase: links }),
     preferences: preferencesService({ db: database.db, clock, logger, secretBox: input.secretBox, hash: consentHash, linkBase: links }),
   };
+}
+
+function contactLimitOf(input: ServicesInput, team: TeamService) {
+  return planContactLimit(async (db, teamId) => (await team.planIn(db, teamId)).limits.contacts, input.config.contacts_limit);
 }
 
 interface SendingParts {

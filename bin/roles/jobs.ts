@@ -6,6 +6,7 @@ import { startWebhookDispatch } from '../../jobs/webhook-dispatch.js';
 import { pruneWebhookMessagesJob } from '../../jobs/webhook-dispatch-prune.js';
 import { startWorkRunner } from '../../jobs/work-runner.js';
 import { ROLLUP_WORK } from '../../core/metrics/index.js';
+import { PLATFORM_STREAM_WORK } from '../../core/automations/index.js';
 import { releaseScheduledJob } from '../../jobs/release-scheduled.js';
 import { pruneIdempotencyKeysJob } from '../../jobs/prune-idempotency-keys.js';
 import { ambiguousSweepJob } from '../../jobs/ambiguous-sweep.js';
@@ -40,6 +41,7 @@ export async function startJobsRole(services: Services, config: Config): Promise
   const webhookDispatch = startWebhookDispatch(services.webhookDispatcher, config.webhooks_poll_ms, services.logger);
   // Standing durable work: enqueued once per installation (the key makes it idempotent).
   await services.work.enqueue(ROLLUP_WORK.kind, ROLLUP_WORK.key, {});
+  await services.work.enqueue(PLATFORM_STREAM_WORK.kind, PLATFORM_STREAM_WORK.key, {});
   const work = startWorkRunner(services.work, config.work_poll_ms, services.logger);
   return { name: 'jobs', scheduler, stop: async () => { await orphanSweep.stop(); await work.stop(); await webhookDispatch.stop(); await scheduler.stop(); } };
 }

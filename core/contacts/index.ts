@@ -12,3 +12,6 @@ export type { ContactListItem, ContactView } from './view.js';
 export type { ContactOrigin, PropertyType, SubscriptionStatus } from '../../storage/repos/index.js';
 export { applyTopicChoices } from './choices.js';
 export { setOwnSubscription, type SelfServiceDeps } from './self-service.js';
+export { contactWritesIn, type ContactWritesIn } from './in-transaction.js';
+export { checkName as checkContactName, checkProperties as checkContactProperties, emailKeyOf } from './input.js';
+export type { WriteDeps as ContactWriteDeps } from './write.js';

@@ -8,6 +8,9 @@ import type { OutboxCursorRow, WebhookAttemptRow, WebhookDeliveryRow, WebhookEnd
 import type { BrandKitUploadRow, TeamMemberRow, TeamUsageRow } from '../repos/team-tables.js';
 import type { ConsentRecordRow, ContactPropertyRow, ContactPropertyValueRow, ContactRow, ContactTopicRow, PlatformEventRow, TopicRow } from '../repos/contacts-tables.js';
 import type { SegmentMemberRow, SegmentRow } from '../repos/segments-tables.js';
+import type {
+  AutomationExitEventRow, AutomationRow, AutomationRunRow, AutomationRunStepRow, AutomationVersionRow, CustomEventRow, EventDefinitionRow, StoreBrowserRow,
+} from '../repos/automations-tables.js';
 import type { MetricsDomainRow, MetricsEmailMarkRow, MetricsEmailMinuteRow, MetricsMinuteRow, MetricsQuarterRow } from '../repos/metrics-tables.js';
 
 // Row types of every table, as Kysely sees them. One interface per table.
@@ -134,4 +137,12 @@ export interface DatabaseSchema {
   platform_events: PlatformEventRow;
   segments: SegmentRow;
   segment_members: SegmentMemberRow;
+  event_definitions: EventDefinitionRow;
+  custom_events: CustomEventRow;
+  store_browsers: StoreBrowserRow;
+  automations: AutomationRow;
+  automation_versions: AutomationVersionRow;
+  automation_exit_events: AutomationExitEventRow;
+  automation_runs: AutomationRunRow;
+  automation_run_steps: AutomationRunStepRow;
 }

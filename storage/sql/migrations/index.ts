@@ -14,6 +14,7 @@ import * as m012 from './012_audience.js';
 import * as m013 from './013_team.js';
 import * as m014 from './014_segments.js';
 import * as m017 from './017_queue_tools.js';
+import * as m022 from './022_automations.js';
 
 // Numbered, applied in order at start. Written with Kysely's schema builder so the same
 // migrations run on SQLite and on PostgreSQL.
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '013_team': m013,
   '014_segments': m014,
   '017_queue_tools': m017,
+  '022_automations': m022,
 };
