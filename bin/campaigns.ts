@@ -39,7 +39,7 @@ const streamSettleMs = 1_000;
 
 export function campaignsArea(input: CampaignsInput): Campaigns {
   const { db, clock, logger } = input;
-  const graphs = graphCache(db);
+  const graphs = graphCache();
   const templates = input.templates ?? plainTemplateSender({
     stage: (caller, send) => input.emails.stage(caller, send),
     linksFor: (contact) => input.preferences.linksFor(contact),

@@ -24,7 +24,9 @@ export function enroller(deps: EnrolDeps) {
     if (exiting.length) await cancelRuns(trx, exiting.map((r) => r.id), event.at, `exit_event:${event.name}`, deps.logger);
     let started = 0;
     for (const automation of await repo.enabledByTrigger(event.teamId, event.name)) {
-      const graph = await deps.graphs.of(automation.id, automation.version);
+      // The stream is read a little late: an event from before the automation existed is not its.
+      if (event.at.toISOString() < automation.created_at) continue;
+      const graph = await deps.graphs.of(trx, automation.id, automation.version);
       const config = graph.trigger.config;
       if (config.segment_id !== undefined && event.data.segment_id !== config.segment_id) continue;
       if (config.topic_id !== undefined && event.data.topic_id !== config.topic_id) continue;

@@ -52,11 +52,11 @@ export async function cancelRuns(trx: Db, runIds: readonly string[], now: Date, 
   return cancelled;
 }
 
-/** Immutable versions' graphs, read once per process. */
-export function graphCache(db: Db) {
+/** Immutable versions' graphs, read once per process (with `db`: a transaction's inside one). */
+export function graphCache() {
   const cache = new Map<string, Graph>();
   return {
-    async of(automationId: string, version: number): Promise<Graph> {
+    async of(db: Db, automationId: string, version: number): Promise<Graph> {
       const key = `${automationId}:${version}`;
       const known = cache.get(key);
       if (known) return known;

@@ -37,7 +37,7 @@ export function automationRunWork(deps: RunnerDeps): WorkHandler<RunPayload, Run
       const run = await automationsRepo(deps.db).runById(item.payload.run_id);
       // Cancelled (stop, delete, an exit event) or gone: nothing more to do.
       if (!run || run.status !== 'running') return { kind: 'done' };
-      const graph = await deps.graphs.of(run.automation_id, run.version);
+      const graph = await deps.graphs.of(deps.db, run.automation_id, run.version);
       if (item.cursor === undefined) return begin(deps, run, graph);
       const step = graph.byKey.get(item.cursor.at);
       if (!step) throw new Error(`automations: run ${run.id} is at unknown step ${item.cursor.at}`);

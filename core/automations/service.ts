@@ -69,7 +69,7 @@ export function automationsService(deps: AutomationsDeps) {
 
     async get(teamId: string, id: string): Promise<AutomationView> {
       const row = await find(teamId, id);
-      return automationView(row, await deps.graphs.of(row.id, row.version));
+      return automationView(row, await deps.graphs.of(deps.db, row.id, row.version));
     },
 
     async list(teamId: string, query: RawPageQuery & { status?: string }): Promise<ListEnvelope<AutomationItem>> {
@@ -128,7 +128,7 @@ export function automationsService(deps: AutomationsDeps) {
     /** A copy of the current version as a new, disabled automation. */
     async duplicate(teamId: string, id: string): Promise<Ref> {
       const row = await find(teamId, id);
-      const graph = await deps.graphs.of(row.id, row.version);
+      const graph = await deps.graphs.of(deps.db, row.id, row.version);
       return this.create(teamId, { name: `${row.name} (copy)`.slice(0, NAME_MAX), status: 'disabled', steps: graph.steps, connections: graph.connections });
     },
 
@@ -143,7 +143,7 @@ export function automationsService(deps: AutomationsDeps) {
       const row = await find(teamId, automationId);
       const run = looksLikeId(runId) ? await repo.run(teamId, row.id, runId.toLowerCase()) : undefined;
       if (!run) throw notFound('Automation run');
-      return runView(run, await deps.graphs.of(run.automation_id, run.version), await repo.runSteps(run.id));
+      return runView(run, await deps.graphs.of(deps.db, run.automation_id, run.version), await repo.runSteps(run.id));
     },
   };
 }
