@@ -118,7 +118,7 @@ export function applianceServices(input: ServicesInput): Services {
     config, db: database.db, clock, logger, emails: sending.emails, preferences: audience.preferences, consentHash, contactLimit: contactLimitOf(input, team),
   });
   const work = durableWorker({
-    db: database.db, clock, logger, leaseMs: 60_000, concurrency: 4, stepsPerTurn: 50,
+    db: database.db, clock, logger, leaseMs: config.work_lease_ms, concurrency: 4, stepsPerTurn: 50,
     handlers: [rollupWork(rollup, config.metrics_rollup_interval_ms), ...campaigns.handlers],
   });
   const areas: Services['areas'] = {

@@ -89,6 +89,7 @@ export const schema = {
 
   metrics_rollup_interval_ms: { type: 'int', default: 5000, min: 100, max: 60000, doc: 'How often the metrics rollup (durable work of the jobs role) folds new outbox events into the one-minute rollups.' },
   work_poll_ms: { type: 'int', default: 1000, min: 10, max: 60000, doc: 'How often the jobs role looks for durable work that came due (parked items, lapsed leases); new work wakes it at once in its own process.' },
+  work_lease_ms: { type: 'int', default: 60000, min: 1000, max: 600000, doc: 'How long a durable work item\'s claim holds without a step committing: after a crash its work resumes elsewhere once this lapses.' },
   metrics_rollup_batch_size: { type: 'int', default: 5000, min: 10, max: 100000, doc: 'Outbox events the metrics rollup reads and folds per transaction.' },
   metrics_query_catch_up_events: { type: 'int', default: 100000, min: 0, doc: 'Outbox events GET /emails/metrics may fold itself before answering, so figures are fresh (0: leave it to the jobs role).' },
 
