@@ -24,6 +24,8 @@ import type { BackupService } from '../core/backup.js';
 import type { TemplateSends, TemplatesService } from '../core/templates/index.js';
 import type { TrackingService } from '../core/tracking/index.js';
 import type { BroadcastsService } from '../core/broadcasts/index.js';
+import type { EventsService } from '../core/events/index.js';
+import type { AutomationsService } from '../core/automations/index.js';
 
 /**
  * Everything the HTTP layer uses, built once by the entry point and passed in: the contract layer's
@@ -106,6 +108,10 @@ export interface SendingServices {
 export interface CampaignServices {
   /** Broadcasts: drafts, the send gate and content checks, recipients. */
   broadcasts: BroadcastsService;
+  /** Custom event definitions and POST /events/send. */
+  events: EventsService;
+  /** Automations, their versions and runs. */
+  automations: AutomationsService;
 }
 
 export interface InboxServices {

@@ -45,6 +45,7 @@ import { join } from 'node:path';
 import { trackingService } from '../core/tracking/index.js';
 import { broadcastFanOut, broadcastsService, noClicks, publishedTemplates } from '../core/broadcasts/index.js';
 import { campaignSender, type CampaignSender } from '../core/emails/index.js';
+import { campaignsArea } from './campaigns.js';
 
 export interface ServicesInput {
   config: Config;
@@ -122,12 +123,15 @@ export function applianceServices(input: ServicesInput): Services {
     returnPaths: (address) => sending.returnPaths.check(address, clock.now()), recorder: sending.recorder, linkBase: links.url,
   });
   const rollup = metricsRollup({ db: database.db, batchSize: config.metrics_rollup_batch_size });
-  const contactLimit = planContactLimit(async (db, teamId) => (await team.planIn(db, teamId)).limits.contacts, config.contacts_limit);
+  const contactLimit = contactLimitOf(input, team);
   const imports = contactImportsParts(input, consentHash, contactLimit);
   const audience = audienceServices(input, team, links.url, consentHash, contactLimit);
   const campaign = campaignSenderOf(input, deliveryResolver, domains, regions, allowance, sending.wake);
   const content = { templates: templatesService({ db: database.db, clock, logger }), templateSends: templateSends({ db: database.db }) };
   const broadcastTemplates = publishedTemplates(content.templateSends);
+  const campaigns = campaignsArea({
+    config, db: database.db, clock, logger, emails: sending.emails, preferences: audience.preferences, consentHash, contactLimit,
+  });
   const work = durableWorker({
     db: database.db, clock, logger, leaseMs: config.work_lease_ms, concurrency: 4, stepsPerTurn: 50,
     handlers: [
@@ -137,6 +141,7 @@ export function applianceServices(input: ServicesInput): Services {
         db: database.db, clock, logger, campaign, linksFor: (c) => audience.preferences.linksFor(c), templates: broadcastTemplates,
         pageSize: config.broadcasts_page_size, wake: sending.wake,
       }),
+      ...campaigns.handlers,
     ],
   });
   const areas: Services['areas'] = {
@@ -145,6 +150,7 @@ export function applianceServices(input: ServicesInput): Services {
     content,
     sending: sendingServices(input, { sending, domainsDeps, rollup, team, wakeDispatcher: () => webhookDispatcher.wakes.wake() }),
     campaigns: {
+      ...campaigns.services,
       broadcasts: broadcastsService({
         db: database.db, clock, logger, campaign, templates: broadcastTemplates, clicks: noClicks, marketingPaused: () => config.marketing_sends_paused,
       }),
@@ -202,6 +208,10 @@ function audienceServices(input: ServicesInput, team: TeamService, links: () => 
     brandKitUploads: brandKitUploads({ db: database.db, clock, logger, linkBase: links }),
     preferences: preferencesService({ db: database.db, clock, logger, secretBox: input.secretBox, hash: consentHash, linkBase: links }),
   };
+}
+
+function contactLimitOf(input: ServicesInput, team: TeamService) {
+  return planContactLimit(async (db, teamId) => (await team.planIn(db, teamId)).limits.contacts, input.config.contacts_limit);
 }
 
 interface SendingParts {

@@ -27,3 +27,14 @@ export function parseInstant(name: string, raw: string): string {
 export function daysBefore(now: Date, days: number): string {
   return new Date(now.getTime() - days * 86_400_000).toISOString();
 }
+
+const calendarDateShape = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * An ISO 8601 calendar date (2026-01-31) or zoned instant naming a day that exists: luxon refuses
+ * 2026-02-30 where `new Date()` would roll it into March.
+ */
+export function isIsoDateOrInstant(text: string): boolean {
+  if (calendarDateShape.test(text)) return DateTime.fromISO(text, { zone: 'utc' }).isValid;
+  return readIsoInstant(text) !== undefined;
+}

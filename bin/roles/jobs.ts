@@ -6,6 +6,7 @@ import { startWebhookDispatch } from '../../jobs/webhook-dispatch.js';
 import { pruneWebhookMessagesJob } from '../../jobs/webhook-dispatch-prune.js';
 import { startWorkRunner } from '../../jobs/work-runner.js';
 import { ROLLUP_WORK } from '../../core/metrics/index.js';
+import { PLATFORM_STREAM_WORK } from '../../core/automations/index.js';
 import { releaseScheduledJob } from '../../jobs/release-scheduled.js';
 import { releaseBroadcastsJob } from '../../jobs/release-broadcasts.js';
 import { pruneIdempotencyKeysJob } from '../../jobs/prune-idempotency-keys.js';
@@ -50,6 +51,7 @@ export async function startJobsRole(services: Services, config: Config, mailHost
   await services.work.enqueue(ROLLUP_WORK.kind, ROLLUP_WORK.key, {});
   // Imports whose row committed but whose work item did not (a crash in between): one item each, idempotently.
   await services.areas.audience.contactImports.resumeUnfinished();
+  await services.work.enqueue(PLATFORM_STREAM_WORK.kind, PLATFORM_STREAM_WORK.key, {});
   const work = startWorkRunner(services.work, config.work_poll_ms, services.logger);
   return { name: 'jobs', scheduler, stop: async () => { await orphanSweep.stop(); await work.stop(); await webhookDispatch.stop(); await scheduler.stop(); tlsReports.close(); } };
 }

@@ -15,3 +15,6 @@ export { setOwnSubscription, type SelfServiceDeps } from './self-service.js';
 // For contact imports (core/contact-imports): the same checks, and property declarations by type.
 export { checkPropertyKey, checkTopicChoices, emailKeyOf } from './input.js';
 export { declareProperty, storedValue } from './properties.js';
+export { contactWritesIn, type ContactWritesIn } from './in-transaction.js';
+export { checkName as checkContactName, checkProperties as checkContactProperties } from './input.js';
+export type { WriteDeps as ContactWriteDeps } from './write.js';

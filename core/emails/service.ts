@@ -145,6 +145,27 @@ export function emailsService(deps: EmailsServiceDeps) {
       });
     },
 
+    /**
+     * A send whose rows commit in the caller's transaction (an automation's send_email step, with
+     * the run's cursor): checked and prepared now, outside any transaction; `commit(trx)` spends
+     * the allowance and writes the rows; `accepted()` wakes the region once that has committed.
+     */
+    async stage(caller: Caller, input: SendEmailInput): Promise<StagedSend> {
+      const prepared = await prepare(caller, input, undefined);
+      return {
+        id: prepared.email.id,
+        async commit(trx: Db) {
+          const now = deps.clock.now();
+          for (const [teamId, count] of chargedRecipients([prepared])) await deps.allowance.spend(trx, teamId, count, now);
+          await commitAccepted(trx, [prepared], now);
+        },
+        accepted() {
+          deps.logger.info({ emailId: prepared.email.id, teamId: prepared.email.team_id, region: prepared.email.region, status: prepared.email.last_event }, 'email accepted');
+          if (prepared.dueNow) deps.wake(prepared.email.region);
+        },
+      };
+    },
+
     async get(teamId: string, id: string): Promise<EmailView> {
       const row = looksLikeId(id) ? await emailsRepo(deps.db).byId(teamId, id.toLowerCase()) : undefined;
       if (!row) throw notFound('Email');
@@ -177,6 +198,13 @@ export interface TemplateTestInput {
   variables?: Record<string, unknown> | null;
   from?: string;
   subject?: string;
+}
+
+/** A send prepared now whose rows commit in the caller's transaction (EmailsService.stage). */
+export interface StagedSend {
+  id: string;
+  commit(trx: Db): Promise<void>;
+  accepted(): void;
 }
 
 /** What the emails of one batch share: bulk counts so far, from-domain lookups, recipient-domain verdicts. */

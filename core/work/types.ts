@@ -16,11 +16,14 @@ export interface WorkItem<P, C> {
 /** The writes of one step, committed together with its cursor. */
 export type StepWrite = (trx: Db) => Promise<void>;
 
+/** Told once the step's transaction committed (best-effort nudges: wake a queue); never for a lost lease. */
+export type AfterCommit = () => void;
+
 export type StepResult<C> =
   /** More to do; `delayMs` parks the item until then (e.g. an automation's delay step). */
-  | { kind: 'continue'; cursor: C; write?: StepWrite; delayMs?: number }
-  | { kind: 'done'; cursor?: C; write?: StepWrite }
-  | { kind: 'failed'; error: string; write?: StepWrite };
+  | { kind: 'continue'; cursor: C; write?: StepWrite; delayMs?: number; afterCommit?: AfterCommit }
+  | { kind: 'done'; cursor?: C; write?: StepWrite; afterCommit?: AfterCommit }
+  | { kind: 'failed'; error: string; write?: StepWrite; afterCommit?: AfterCommit };
 
 export interface WorkHandler<P, C> {
   kind: string;

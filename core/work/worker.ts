@@ -63,6 +63,7 @@ export function durableWorker(deps: DurableWorkerDeps): DurableWorker {
       if (!(await workRepo(trx).advance(row.id, owner, iso(now), patch))) throw new LostLease();
       await result.write?.(trx);
     });
+    result.afterCommit?.();
   }
 
   /** Works one claimed item until it finishes, parks, yields its turn, or loses its lease. */

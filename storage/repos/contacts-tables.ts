@@ -54,7 +54,7 @@ export interface ContactTopicRow {
 
 export type ConsentKind = 'subscription' | 'topic' | 'erasure';
 /** `one_click`: the List-Unsubscribe one-click POST (RFC 8058) or the unsubscribe link's button. */
-export type ConsentSourceName = 'api' | 'import' | 'preference_page' | 'sends' | 'one_click';
+export type ConsentSourceName = 'api' | 'import' | 'preference_page' | 'sends' | 'one_click' | 'automation';
 
 export interface ConsentRecordRow {
   id: string;

@@ -1,6 +1,9 @@
 // storage/repos: One repository per area, each with its table types beside it. SQL lives here and nowhere else.
 // Other rooms import this kind from here alone.
 export * from './api-keys.js';
+export * from './automations-tables.js';
+export * from './automations.js';
+export * from './custom-events.js';
 export * from './brand-kit-uploads.js';
 export * from './broadcasts-tables.js';
 export * from './broadcasts.js';

@@ -4,7 +4,7 @@ import type { PlatformEventRow } from './contacts-tables.js';
 export type { PlatformEventRow };
 
 // The internal stream of platform events (svc:contact.created, svc:topic.*) that automations
-// will be started by. Written in the transaction of the change; nothing reads it yet.
+// are started by. Written in the transaction of the change; read by core/automations (enrol.ts).
 
 export interface PlatformEventsRepo {
   insert(row: PlatformEventRow): Promise<void>;

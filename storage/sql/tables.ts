@@ -12,6 +12,9 @@ import type { ContactImportFailureRow, ContactImportRow } from '../repos/contact
 import type { MtaStsPolicyRow, TlsRptCountRow, TlsRptReportRow } from '../repos/outbound-tls-tables.js';
 import type { SavedBlockRow, TemplateRow, TemplateVersionRow } from '../repos/templates-tables.js';
 import type { BroadcastRecipientRow, BroadcastRow } from '../repos/broadcasts-tables.js';
+import type {
+  AutomationExitEventRow, AutomationRow, AutomationRunRow, AutomationRunStepRow, AutomationVersionRow, CustomEventRow, EventDefinitionRow, StoreBrowserRow,
+} from '../repos/automations-tables.js';
 import type { MetricsDomainRow, MetricsEmailMarkRow, MetricsEmailMinuteRow, MetricsMinuteRow, MetricsQuarterRow } from '../repos/metrics-tables.js';
 
 // Row types of every table, as Kysely sees them. One interface per table.
@@ -148,4 +151,12 @@ export interface DatabaseSchema {
   saved_blocks: SavedBlockRow;
   broadcasts: BroadcastRow;
   broadcast_recipients: BroadcastRecipientRow;
+  event_definitions: EventDefinitionRow;
+  custom_events: CustomEventRow;
+  store_browsers: StoreBrowserRow;
+  automations: AutomationRow;
+  automation_versions: AutomationVersionRow;
+  automation_exit_events: AutomationExitEventRow;
+  automation_runs: AutomationRunRow;
+  automation_run_steps: AutomationRunStepRow;
 }

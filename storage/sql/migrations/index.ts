@@ -18,6 +18,7 @@ import * as m017 from './017_queue_tools.js';
 import * as m019 from './019_templates.js';
 import * as m020 from './020_tracking.js';
 import * as m021 from './021_broadcasts.js';
+import * as m022 from './022_automations.js';
 import * as m023 from './023_outbound_tls.js';
 
 // Numbered, applied in order at start. Written with Kysely's schema builder so the same
@@ -42,5 +43,6 @@ export const migrations: Record<string, Migration> = {
   '019_templates': m019,
   '020_tracking': m020,
   '021_broadcasts': m021,
+  '022_automations': m022,
   '023_outbound_tls': m023,
 };

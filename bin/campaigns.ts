@@ -1,0 +1,59 @@
+import type { Config } from '../config/schema.js';
+import type { Db } from '../storage/sql/index.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import {
+  automationRunWork, automationsService, enroller, graphCache, plainTemplateSender, platformStreamWork, type TemplateSender,
+} from '../core/automations/index.js';
+import { contactWritesIn, type ConsentHasher, type ContactLimitOf } from '../core/contacts/index.js';
+import type { EmailsService } from '../core/emails/index.js';
+import { eventsService } from '../core/events/index.js';
+import type { PreferencesService } from '../core/preferences/index.js';
+import type { WorkHandler } from '../core/work/index.js';
+import type { CampaignServices } from '../api/deps.js';
+
+// The campaigns tier's wiring: custom events, automations, and the durable work they run on (the
+// runs and the platform stream's reader). Templates are the content tier's; until they are wired
+// the send_email step sends through `plainTemplateSender` (core/automations).
+
+export interface CampaignsInput {
+  config: Config;
+  db: Db;
+  clock: Clock;
+  logger: Logger;
+  emails: EmailsService;
+  preferences: PreferencesService;
+  consentHash: ConsentHasher;
+  contactLimit: ContactLimitOf;
+  /** The template send port; the plain stand-in when not given. */
+  templates?: TemplateSender;
+}
+
+export interface Campaigns {
+  services: Omit<CampaignServices, 'broadcasts'>;
+  handlers: WorkHandler<any, any>[];
+}
+
+/** Platform events younger than this wait for the next read (ids are minted before their commit). */
+const streamSettleMs = 1_000;
+
+export function campaignsArea(input: CampaignsInput): Campaigns {
+  const { db, clock, logger } = input;
+  const graphs = graphCache();
+  const templates = input.templates ?? plainTemplateSender({
+    stage: (caller, send) => input.emails.stage(caller, send),
+    linksFor: (contact) => input.preferences.linksFor(contact),
+  });
+  const contacts = contactWritesIn({ clock, hash: input.consentHash, contactLimit: input.contactLimit });
+  const enrol = enroller({ logger, graphs });
+  return {
+    services: {
+      events: eventsService({ db, clock, logger, enrol }),
+      automations: automationsService({ db, clock, logger, templates, graphs }),
+    },
+    handlers: [
+      automationRunWork({ db, clock, logger, graphs, templates, contacts }),
+      platformStreamWork(enrol, db, { batch: 200, idleMs: input.config.work_poll_ms, settleMs: streamSettleMs, wallNow: () => Date.now() }),
+    ],
+  };
+}

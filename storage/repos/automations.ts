@@ -1,0 +1,117 @@
+import type { Db } from '../sql/db.js';
+import { paginate, type Page, type PageQuery } from '../sql/paginate.js';
+import type {
+  AutomationExitEventRow, AutomationRow, AutomationRunRow, AutomationRunStepRow, AutomationStatus, AutomationVersionRow, RunStatus,
+} from './automations-tables.js';
+import type { PlatformEventRow } from './contacts-tables.js';
+
+// Automations, their versions and runs (migration 022), and the read of the platform event stream
+// enrolment makes across teams.
+
+export type AutomationChange = Partial<Pick<AutomationRow, 'name' | 'status' | 'version' | 'trigger_event'>> & { updated_at: string };
+export type RunChange = Partial<Pick<AutomationRunRow, 'status' | 'error' | 'started_at' | 'completed_at'>>;
+
+export interface AutomationsRepo {
+  insert(row: AutomationRow): Promise<void>;
+  insertVersion(row: AutomationVersionRow, exitEvents: readonly AutomationExitEventRow[]): Promise<void>;
+  /** A live automation. */
+  byId(teamId: string, id: string): Promise<AutomationRow | undefined>;
+  list(teamId: string, status: AutomationStatus | undefined, page: PageQuery): Promise<Page<AutomationRow>>;
+  update(teamId: string, id: string, change: AutomationChange): Promise<void>;
+  markDeleted(teamId: string, id: string, at: string): Promise<boolean>;
+  version(automationId: string, version: number): Promise<AutomationVersionRow | undefined>;
+  /** Live, enabled automations of the team whose current trigger is this event. */
+  enabledByTrigger(teamId: string, eventName: string): Promise<AutomationRow[]>;
+  /** Running runs of the contact whose version lists this event among its exit events. */
+  runsExitingOn(teamId: string, contactId: string, eventName: string): Promise<AutomationRunRow[]>;
+  /** Inserts unless the automation already has a run for this event and contact; answers whether it inserted. */
+  insertRunIfNew(row: AutomationRunRow): Promise<boolean>;
+  /** When the contact last entered the automation. */
+  lastEntry(teamId: string, automationId: string, contactId: string): Promise<string | undefined>;
+  runById(id: string): Promise<AutomationRunRow | undefined>;
+  run(teamId: string, automationId: string, runId: string): Promise<AutomationRunRow | undefined>;
+  listRuns(teamId: string, automationId: string, statuses: readonly RunStatus[] | undefined, page: PageQuery): Promise<Page<AutomationRunRow>>;
+  /** Ids of the automation's running runs. */
+  runningRunIds(automationId: string): Promise<string[]>;
+  /** Moves a run that is still running; answers whether it was. */
+  finishRun(id: string, change: RunChange): Promise<boolean>;
+  setRun(id: string, change: RunChange): Promise<void>;
+  runSteps(runId: string): Promise<AutomationRunStepRow[]>;
+  /** Records a step's state (inserted, or the existing record moved on). */
+  putRunStep(row: AutomationRunStepRow): Promise<void>;
+  /** Platform events of every team after `afterId` and before `beforeId`, oldest first. */
+  platformEvents(afterId: string | null, beforeId: string, limit: number): Promise<PlatformEventRow[]>;
+}
+
+export function automationsRepo(db: Db): AutomationsRepo {
+  const live = () => db.selectFrom('automations').selectAll().where('deleted_at', 'is', null);
+  return {
+    async insert(row) {
+      await db.insertInto('automations').values(row).execute();
+    },
+    async insertVersion(row, exitEvents) {
+      await db.insertInto('automation_versions').values(row).execute();
+      if (exitEvents.length) await db.insertInto('automation_exit_events').values([...exitEvents]).execute();
+    },
+    byId: (teamId, id) => live().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),
+    list(teamId, status, page) {
+      let q = live().where('team_id', '=', teamId);
+      if (status !== undefined) q = q.where('status', '=', status);
+      return paginate(db, q, 'id', page);
+    },
+    async update(teamId, id, change) {
+      await db.updateTable('automations').set(change).where('team_id', '=', teamId).where('id', '=', id).where('deleted_at', 'is', null).execute();
+    },
+    async markDeleted(teamId, id, at) {
+      const r = await db.updateTable('automations').set({ deleted_at: at, updated_at: at, status: 'disabled' })
+        .where('team_id', '=', teamId).where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst();
+      return r.numUpdatedRows > 0n;
+    },
+    version: (automationId, version) => db.selectFrom('automation_versions').selectAll()
+      .where('automation_id', '=', automationId).where('version', '=', version).executeTakeFirst(),
+    enabledByTrigger: (teamId, eventName) => live().where('team_id', '=', teamId).where('trigger_event', '=', eventName)
+      .where('status', '=', 'enabled').orderBy('id').execute(),
+    runsExitingOn: (teamId, contactId, eventName) => db.selectFrom('automation_runs as r')
+      .innerJoin('automation_exit_events as x', (j) => j.onRef('x.automation_id', '=', 'r.automation_id').onRef('x.version', '=', 'r.version'))
+      .selectAll('r').where('r.team_id', '=', teamId).where('r.contact_id', '=', contactId).where('r.status', '=', 'running')
+      .where('x.event_name', '=', eventName).execute(),
+    async insertRunIfNew(row) {
+      const r = await db.insertInto('automation_runs').values(row)
+        .onConflict((oc) => oc.columns(['automation_id', 'source_event_id', 'contact_id']).doNothing()).executeTakeFirst();
+      return (r.numInsertedOrUpdatedRows ?? 0n) > 0n;
+    },
+    async lastEntry(teamId, automationId, contactId) {
+      const row = await db.selectFrom('automation_runs').select('created_at').where('team_id', '=', teamId).where('contact_id', '=', contactId)
+        .where('automation_id', '=', automationId).orderBy('created_at', 'desc').limit(1).executeTakeFirst();
+      return row?.created_at;
+    },
+    runById: (id) => db.selectFrom('automation_runs').selectAll().where('id', '=', id).executeTakeFirst(),
+    run: (teamId, automationId, runId) => db.selectFrom('automation_runs').selectAll()
+      .where('team_id', '=', teamId).where('automation_id', '=', automationId).where('id', '=', runId).executeTakeFirst(),
+    listRuns(teamId, automationId, statuses, page) {
+      let q = db.selectFrom('automation_runs').selectAll().where('team_id', '=', teamId).where('automation_id', '=', automationId);
+      if (statuses !== undefined) q = q.where('status', 'in', [...statuses]);
+      return paginate(db, q, 'id', page);
+    },
+    runningRunIds: async (automationId) => (await db.selectFrom('automation_runs').select('id')
+      .where('automation_id', '=', automationId).where('status', '=', 'running').execute()).map((r) => r.id),
+    async finishRun(id, change) {
+      const r = await db.updateTable('automation_runs').set(change).where('id', '=', id).where('status', '=', 'running').executeTakeFirst();
+      return r.numUpdatedRows > 0n;
+    },
+    async setRun(id, change) {
+      await db.updateTable('automation_runs').set(change).where('id', '=', id).execute();
+    },
+    runSteps: (runId) => db.selectFrom('automation_run_steps').selectAll().where('run_id', '=', runId).execute(),
+    async putRunStep(row) {
+      await db.insertInto('automation_run_steps').values(row).onConflict((oc) => oc.columns(['run_id', 'step_key']).doUpdateSet({
+        status: row.status, output: row.output, error: row.error, completed_at: row.completed_at,
+      })).execute();
+    },
+    platformEvents(afterId, beforeId, limit) {
+      let q = db.selectFrom('platform_events').selectAll().where('id', '<', beforeId);
+      if (afterId !== null) q = q.where('id', '>', afterId);
+      return q.orderBy('id').limit(limit).execute();
+    },
+  };
+}

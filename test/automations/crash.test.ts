@@ -1,0 +1,86 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import t from 'tap';
+import { startTestAppliance } from '../helpers/appliance.js';
+import { exitWithin, waitFor } from '../helpers/deadline.js';
+import { mailZone } from '../helpers/email-fixtures.js';
+import { svcBin } from '../helpers/faults-svc.js';
+import { call } from '../helpers/http.js';
+import { startTestRedis } from '../helpers/redis.js';
+import { verifyDomainThroughApi } from '../helpers/sending.js';
+
+// kill -9 while runs are mid-graph: the runs are worked by a real `bin/svc start --role jobs`
+// child on the same data folder, killed with SIGKILL at moments spread over the work and started
+// again each time. In the end every run completes and each send_email step made exactly one
+// email (counted per run and step, and per recipient).
+const redis = await startTestRedis();
+const dns = await mailZone(['inbox-one.net']);
+const app = await startTestAppliance({ redis, env: { SVC_DNS_SERVERS: dns.address, SVC_DNS_CACHE_TTL_S: '0' } });
+t.teardown(async () => { await app.stop(); await dns.stop(); await redis.stop(); });
+const team = await app.newTeam('Crash flows');
+await verifyDomainThroughApi(app.baseUrl, team.token, dns, 'flows-sender.net');
+const api = (method: string, path: string, body?: unknown) => call(app.baseUrl, method, path, { token: team.token, body });
+const db = app.appliance.services.database.db;
+const RUNS = 30;
+const TEMPLATE = '0190f2c4-1b2a-7c3d-8e4f-0123456789ab';
+
+function spawnJobs(): ChildProcess {
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SVC_MAIL_HOSTNAME: 'mta.svc-test.net',
+    SVC_DATA_DIR: app.config.data_dir, SVC_REDIS_URL: redis.url, SVC_DNS_SERVERS: dns.address, SVC_DNS_CACHE_TTL_S: '0',
+    SVC_WORK_POLL_MS: '50', SVC_WORK_LEASE_MS: '2000', SVC_LOG_LEVEL: 'error',
+  };
+  return spawn(svcBin, ['start', '--role', 'jobs'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+const mailStep = (key: string) => ({ key, type: 'send_email', config: { template: { id: TEMPLATE }, from: 'Flows <f@flows-sender.net>', subject: key } });
+const sentSteps = async () => Number((await db.selectFrom('automation_run_steps').select((eb) => eb.fn.countAll().as('n'))
+  .where('type', '=', 'send_email').where('status', '=', 'completed').executeTakeFirstOrThrow()).n);
+
+t.test('kill -9 mid-graph, three times: every run completes, every send exactly once', async (t) => {
+  await api('POST', '/events', { name: 'crash.flow' });
+  const automation = await api('POST', '/automations', {
+    name: 'Two mails', status: 'enabled',
+    steps: [
+      { key: 'start', type: 'trigger', config: { event_name: 'crash.flow' } },
+      mailStep('first'),
+      { key: 'pause', type: 'delay', config: { duration: '2 seconds' } },
+      mailStep('second'),
+    ],
+    connections: [{ from: 'start', to: 'first' }, { from: 'first', to: 'pause' }, { from: 'pause', to: 'second' }],
+  });
+  t.equal(automation.status, 201, JSON.stringify(automation.body));
+  for (let i = 0; i < RUNS; i++) {
+    const contact = await api('POST', '/contacts', { email: `r${i}@inbox-one.net` });
+    t.equal((await api('POST', '/events/send', { event: 'crash.flow', contact_id: contact.body.id })).status, 202);
+  }
+  for (let kill = 1; kill <= 3; kill++) {
+    const child = spawnJobs();
+    // Each kill falls at a set share of the 2 × RUNS sends: mid-graph every time.
+    const target = Math.floor((2 * RUNS * kill) / 5);
+    await waitFor(`${target} sends before kill ${kill}`, async () => (await sentSteps()) >= target, 60_000, 10);
+    const exited = exitWithin('the killed jobs child to exit', child);
+    child.kill('SIGKILL');
+    await exited;
+  }
+  t.ok(await sentSteps() < 2 * RUNS, 'sends remained after the third kill');
+  const last = spawnJobs();
+  t.teardown(() => { last.kill('SIGKILL'); });
+  await waitFor('every run completed', async () => {
+    const open = await db.selectFrom('automation_runs').select('id').where('status', '!=', 'completed').execute();
+    return open.length === 0;
+  }, 90_000, 100);
+  const steps = await db.selectFrom('automation_run_steps').selectAll().where('type', '=', 'send_email').execute();
+  t.equal(steps.length, 2 * RUNS, 'one record per run and send step');
+  const emailIds = steps.map((s) => JSON.parse(s.output!).email_id as string);
+  t.equal(new Set(emailIds).size, 2 * RUNS, 'each step names its own email');
+  const emails = await db.selectFrom('emails').select(['id', 'recipients_text', 'subject']).where('team_id', '=', team.teamId).execute();
+  t.equal(emails.length, 2 * RUNS, 'exactly one email per run and step');
+  t.same(new Set(emails.map((e) => e.id)), new Set(emailIds));
+  const perRecipient = new Map<string, string[]>();
+  for (const e of emails) perRecipient.set(e.recipients_text, [...(perRecipient.get(e.recipients_text) ?? []), e.subject].sort());
+  t.equal(perRecipient.size, RUNS);
+  t.ok([...perRecipient.values()].every((subjects) => subjects.join() === 'first,second'), 'each contact got first and second once');
+  const hooks = await db.selectFrom('events').select('type').where('team_id', '=', team.teamId).where('type', 'in', ['automation.run.started', 'automation.run.completed']).execute();
+  t.equal(hooks.filter((h) => h.type === 'automation.run.started').length, RUNS, 'started once per run');
+  t.equal(hooks.filter((h) => h.type === 'automation.run.completed').length, RUNS, 'completed once per run');
+});

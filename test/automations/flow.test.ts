@@ -1,0 +1,165 @@
+import t from 'tap';
+import { PLATFORM_STREAM_WORK } from '../../core/automations/index.js';
+import { startTestAppliance } from '../helpers/appliance.js';
+import { waitFor } from '../helpers/deadline.js';
+import { startFakeMx } from '../helpers/fake-mx.js';
+import { call } from '../helpers/http.js';
+import { fakeSendingDomains } from '../helpers/sending.js';
+import { mailZone } from '../helpers/email-fixtures.js';
+import { testClock } from '../helpers/test-clock.js';
+
+// A flow end to end with a clock the test moves: trigger → delay (3 days) → condition →
+// send_email (met) or contact_update (not met). The durable worker is driven by hand
+// (`runDue`), the mail goes through the ordinary send path to a fake MX found over DNS.
+const dns = await mailZone();
+const mx = await startFakeMx({ dns: dns.address });
+const clock = testClock();
+const app = await startTestAppliance({
+  clock, roles: ['api', 'outbound'],
+  env: { SVC_DNS_SERVERS: dns.address, SVC_DNS_CACHE_TTL_S: '0', SVC_OUTBOUND_PORT: String(mx.port) },
+});
+t.teardown(async () => { await app.stop(); await mx.stop(); await dns.stop(); });
+const team = await app.newTeam('Flows');
+fakeSendingDomains(app, dns).add({ teamId: team.teamId, name: 'sender.net' });
+const api = (method: string, path: string, body?: unknown) => call(app.baseUrl, method, path, { token: team.token, body });
+const work = app.appliance.services.work;
+const db = app.appliance.services.database.db;
+const TEMPLATE = '0190f2c4-1b2a-7c3d-8e4f-0123456789ab';
+
+const flow = (eventName: string) => ({
+  name: 'Trial nurture', status: 'enabled',
+  steps: [
+    { key: 'start', type: 'trigger', config: { event_name: eventName } },
+    { key: 'wait', type: 'delay', config: { duration: '3 days' } },
+    { key: 'is_pro', type: 'condition', config: { type: 'rule', field: 'properties.plan', operator: 'eq', value: 'pro' } },
+    { key: 'mail', type: 'send_email', config: { template: { id: TEMPLATE, variables: { plan: { var: 'event.plan' } } }, from: 'Acme <hello@sender.net>', subject: 'Your trial' } },
+    { key: 'tag', type: 'contact_update', config: { properties: { tier: 'free' } } },
+  ],
+  connections: [
+    { from: 'start', to: 'wait' },
+    { from: 'wait', to: 'is_pro' },
+    { from: 'is_pro', to: 'mail', type: 'condition_met' },
+    { from: 'is_pro', to: 'tag', type: 'condition_not_met' },
+  ],
+});
+
+async function drain(): Promise<number> {
+  let total = 0;
+  for (let steps = await work.runDue(); steps > 0; steps = await work.runDue()) total += steps;
+  return total;
+}
+
+const runOf = async (automationId: string, runId: string) => (await api('GET', `/automations/${automationId}/runs/${runId}`)).body;
+
+t.test('trigger → delay → condition → send_email runs end to end on a moved clock', async (t) => {
+  t.equal((await api('POST', '/events', { name: 'trial.started', schema: { plan: 'string' } })).status, 201);
+  const ann = (await api('POST', '/contacts', { email: 'ann@inbox-one.net', properties: { plan: 'pro' } })).body.id;
+  const bob = (await api('POST', '/contacts', { email: 'bob@inbox-two.net', properties: { plan: 'basic' } })).body.id;
+  const created = await api('POST', '/automations', flow('trial.started'));
+  t.equal(created.status, 201, JSON.stringify(created.body));
+  const automationId = created.body.id;
+  for (const contact of [ann, bob]) t.equal((await api('POST', '/events/send', { event: 'trial.started', contact_id: contact, payload: { plan: 'pro' } })).status, 202);
+  t.ok(await drain() > 0);
+  const runs = (await api('GET', `/automations/${automationId}/runs`)).body;
+  t.equal(runs.data.length, 2, 'one run per contact per event');
+  const runByContact = new Map<string, string>();
+  for (const r of runs.data) runByContact.set((await runOf(automationId, r.id)).contact_id, r.id);
+  const annRun = runByContact.get(ann)!;
+  const parked = await runOf(automationId, annRun);
+  t.equal(parked.status, 'running', 'a run parked on a delay is running');
+  t.same(parked.steps.map((s: { key: string; status: string }) => [s.key, s.status]), [['start', 'completed'], ['wait', 'waiting'], ['is_pro', 'pending'], ['mail', 'pending'], ['tag', 'pending']]);
+  clock.advance(3 * 86_400_000 - 60_000);
+  t.equal(await drain(), 0, 'nothing wakes before its time');
+  clock.advance(61_000);
+  t.ok(await drain() > 0, 'the delay wakes at its time');
+  const done = await runOf(automationId, annRun);
+  t.equal(done.status, 'completed');
+  t.same(done.steps.map((s: { key: string; status: string }) => [s.key, s.status]), [['start', 'completed'], ['wait', 'completed'], ['is_pro', 'completed'], ['mail', 'completed'], ['tag', 'skipped']]);
+  const emailId = done.steps[3].output.email_id;
+  await waitFor('the step\'s email at the fake MX', async () => mx.received.find((m) => m.rcptTo === 'ann@inbox-one.net'));
+  t.equal(mx.received.filter((m) => m.rcptTo === 'ann@inbox-one.net').length, 1, 'sent exactly once');
+  const raw = mx.received.find((m) => m.rcptTo === 'ann@inbox-one.net')!.raw.toString();
+  t.match(raw, /^List-Unsubscribe:\s*<http/m, 'unsubscribe headers');
+  t.match(raw, /^List-Unsubscribe-Post: List-Unsubscribe=One-Click/m);
+  t.match(raw, /plan: pro/, 'event data reaches the template');
+  const email = await api('GET', `/emails/${emailId}`);
+  t.equal(email.body.subject, 'Your trial');
+  const bobRun = await runOf(automationId, runByContact.get(bob)!);
+  t.equal(bobRun.status, 'completed');
+  t.same(bobRun.steps.map((s: { key: string; status: string }) => [s.key, s.status]), [['start', 'completed'], ['wait', 'completed'], ['is_pro', 'completed'], ['mail', 'skipped'], ['tag', 'completed']]);
+  t.same((await api('GET', `/contacts/${bob}`)).body.properties.tier, { type: 'string', value: 'free' }, 'contact_update created the property');
+  const hooks = await db.selectFrom('events').select(['type', 'data']).where('team_id', '=', team.teamId).where('type', 'like', 'automation.run.%').orderBy('seq').execute();
+  t.same(hooks.map((h) => h.type).sort(), ['automation.run.completed', 'automation.run.completed', 'automation.run.started', 'automation.run.started']);
+  const completed = await api('GET', `/automations/${automationId}/runs?status=completed`);
+  t.equal(completed.body.data.length, 2);
+  t.equal((await api('GET', `/automations/${automationId}/runs?status=running,cancelled`)).body.data.length, 0);
+  const bad = await api('GET', `/automations/${automationId}/runs?status=running,parked`);
+  t.equal(bad.status, 422);
+  t.equal(bad.body.name, 'invalid_parameter');
+  t.match(bad.body.message, /parked/);
+});
+
+t.test('a PATCH publishes the next version; a running run keeps its own; stop and delete cancel', async (t) => {
+  await api('POST', '/events', { name: 'lead.captured' });
+  const cat = (await api('POST', '/contacts', { email: 'cat@inbox-one.net', properties: { plan: 'pro' } })).body.id;
+  const automationId = (await api('POST', '/automations', flow('lead.captured'))).body.id;
+  await api('POST', '/events/send', { event: 'lead.captured', contact_id: cat });
+  await drain();
+  const [first] = (await api('GET', `/automations/${automationId}/runs`)).body.data;
+  const next = flow('lead.captured');
+  next.steps[1]!.config = { duration: '1 hour' };
+  t.equal((await api('PATCH', `/automations/${automationId}`, { steps: next.steps, connections: next.connections })).status, 200);
+  const got = (await api('GET', `/automations/${automationId}`)).body;
+  t.equal(got.version, 2);
+  t.same(got.steps[1].config, { duration: '1 hour' });
+  t.equal((await runOf(automationId, first.id)).version, 1, 'the run keeps its version');
+  await api('POST', '/events/send', { event: 'lead.captured', contact_id: cat });
+  await drain();
+  const runs = (await api('GET', `/automations/${automationId}/runs?status=running`)).body.data;
+  t.equal(runs.length, 2, 'two sends are two runs');
+  t.equal((await api('PATCH', `/automations/${automationId}`, { status: 'disabled' })).status, 200);
+  await api('POST', '/events/send', { event: 'lead.captured', contact_id: cat });
+  await drain();
+  t.equal((await api('GET', `/automations/${automationId}/runs`)).body.data.length, 2, 'disabled: no new enrolment');
+  t.equal((await api('GET', `/automations/${automationId}/runs?status=running`)).body.data.length, 2, 'live runs continue');
+  const stopped = await api('POST', `/automations/${automationId}/stop`);
+  t.same(stopped.body, { object: 'automation', id: automationId, status: 'disabled' });
+  t.equal((await api('GET', `/automations/${automationId}/runs?status=cancelled`)).body.data.length, 2, 'stop cancels every live run');
+  clock.advance(4 * 86_400_000);
+  await drain();
+  t.equal((await api('GET', `/automations/${automationId}/runs?status=cancelled`)).body.data.length, 2, 'cancelled runs never wake');
+  const other = (await api('POST', '/automations', flow('lead.captured'))).body.id;
+  await api('POST', '/events/send', { event: 'lead.captured', contact_id: cat });
+  await drain();
+  const live = (await api('GET', `/automations/${other}/runs?status=running`)).body.data;
+  t.equal(live.length, 1);
+  t.same((await api('DELETE', `/automations/${other}`)).body, { object: 'automation', id: other, deleted: true });
+  t.equal((await api('GET', `/automations/${other}`)).status, 404);
+  const row = await db.selectFrom('automation_runs').select('status').where('id', '=', live[0].id).executeTakeFirstOrThrow();
+  t.equal(row.status, 'cancelled', 'delete cancels live runs');
+});
+
+t.test('platform events start runs: svc:contact.created read from the stream, exit events end runs', async (t) => {
+  await work.enqueue(PLATFORM_STREAM_WORK.kind, PLATFORM_STREAM_WORK.key, {});
+  const automationId = (await api('POST', '/automations', {
+    name: 'Welcome', status: 'enabled',
+    steps: [
+      { key: 'start', type: 'trigger', config: { event_name: 'svc:contact.created', exit_events: ['store:order.placed'] } },
+      { key: 'wait', type: 'delay', config: { duration: '1 day' } },
+    ],
+    connections: [{ from: 'start', to: 'wait' }],
+  })).body.id;
+  const dee = (await api('POST', '/contacts', { email: 'dee@inbox-two.net' })).body.id;
+  const run = await waitFor('the stream reader to enrol the new contact', async () => {
+    // The reader parks between reads on the test's clock, and leaves events younger than a second.
+    clock.advance(1_000);
+    await drain();
+    return (await api('GET', `/automations/${automationId}/runs`)).body.data[0];
+  });
+  t.equal((await runOf(automationId, run.id)).contact_id, dee);
+  clock.advance(1_000);
+  await drain();
+  t.equal((await api('GET', `/automations/${automationId}/runs`)).body.data.length, 1, 'the event enrols once');
+  t.equal((await api('POST', '/events/send', { event: 'store:order.placed', contact_id: dee })).status, 202);
+  t.equal((await runOf(automationId, run.id)).status, 'cancelled', 'an exit event ends the run');
+});
