@@ -42,18 +42,18 @@ const inbound = rig.app.appliance.running.find((r) => r.name === 'inbound') as I
 async function servedName(): Promise<string> {
   const socket = connect(rig.smtpPort, '127.0.0.1');
   let seen = '';
-  const waitFor = (pattern: RegExp) => withDeadline(`SMTP reply ${pattern}`, new Promise<void>((resolve) => {
+  const untilReply = (pattern: RegExp) => withDeadline(`SMTP reply ${pattern}`, new Promise<void>((resolve) => {
     const check = () => { if (pattern.test(seen)) { socket.off('data', onData); resolve(); } };
     const onData = (chunk: Buffer) => { seen += chunk.toString(); check(); };
     socket.on('data', onData);
     check();
   }), 10_000);
-  await waitFor(/^220 /m);
+  await untilReply(/^220 /m);
   socket.write('EHLO client.example\r\n');
-  await waitFor(/^250 /m);
+  await untilReply(/^250 /m);
   seen = '';
   socket.write('STARTTLS\r\n');
-  await waitFor(/^220 /m);
+  await untilReply(/^220 /m);
   const secure = tlsConnect({ socket, rejectUnauthorized: false, servername: 'mx.svc-test.net' });
   await withDeadline('the TLS handshake', new Promise<void>((resolve, reject) => { secure.once('secureConnect', resolve); secure.once('error', reject); }), 10_000);
   const cert = secure.getPeerX509Certificate();
