@@ -3,18 +3,19 @@ import type { Db } from '../storage/sql/index.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import {
-  automationRunWork, automationsService, enroller, graphCache, plainTemplateSender, platformStreamWork, type TemplateSender,
+  automationRunWork, automationsService, enroller, graphCache, platformStreamWork, publishedTemplateSender,
 } from '../core/automations/index.js';
 import { contactWritesIn, type ConsentHasher, type ContactLimitOf } from '../core/contacts/index.js';
 import type { EmailsService } from '../core/emails/index.js';
 import { eventsService } from '../core/events/index.js';
 import type { PreferencesService } from '../core/preferences/index.js';
+import type { TemplateSends } from '../core/templates/index.js';
 import type { WorkHandler } from '../core/work/index.js';
 import type { CampaignServices } from '../api/deps.js';
 
 // The campaigns tier's wiring: custom events, automations, and the durable work they run on (the
-// runs and the platform stream's reader). Templates are the content tier's; until they are wired
-// the send_email step sends through `plainTemplateSender` (core/automations).
+// runs and the platform stream's reader). send_email steps send the content tier's published
+// templates (core/automations/template-sender.ts).
 
 export interface CampaignsInput {
   config: Config;
@@ -25,8 +26,8 @@ export interface CampaignsInput {
   preferences: PreferencesService;
   consentHash: ConsentHasher;
   contactLimit: ContactLimitOf;
-  /** The template send port; the plain stand-in when not given. */
-  templates?: TemplateSender;
+  /** Published templates, rendered per contact for send_email steps. */
+  templateSends: TemplateSends;
 }
 
 export interface Campaigns {
@@ -40,7 +41,8 @@ const streamSettleMs = 1_000;
 export function campaignsArea(input: CampaignsInput): Campaigns {
   const { db, clock, logger } = input;
   const graphs = graphCache();
-  const templates = input.templates ?? plainTemplateSender({
+  const templates = publishedTemplateSender({
+    sends: input.templateSends,
     stage: (caller, send) => input.emails.stage(caller, send),
     linksFor: (contact) => input.preferences.linksFor(contact),
   });

@@ -131,6 +131,7 @@ export function applianceServices(input: ServicesInput): Services {
   const broadcastTemplates = publishedTemplates(content.templateSends);
   const campaigns = campaignsArea({
     config, db: database.db, clock, logger, emails: sending.emails, preferences: audience.preferences, consentHash, contactLimit,
+    templateSends: content.templateSends,
   });
   const work = durableWorker({
     db: database.db, clock, logger, leaseMs: config.work_lease_ms, concurrency: 4, stepsPerTurn: 50,

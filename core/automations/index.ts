@@ -11,3 +11,4 @@ export type {
   AutomationConnectionView, AutomationItem, AutomationStepView, AutomationView, RunItem, RunStepStatusView, RunStepView, RunView,
 } from './view.js';
 export { STEPS_MAX } from './graph.js';
+export { publishedTemplateSender, type TemplateSenderDeps } from './template-sender.js';

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { Resend } from 'resend';
 import { startTestAppliance } from '../helpers/appliance.js';
+import { publishedTemplate } from '../helpers/templates.js';
 import { call } from '../helpers/http.js';
 
 // Automations: every automations call the unchanged SDK has, and the graph's refusals over raw
@@ -10,7 +11,7 @@ t.teardown(() => app.stop());
 const team = await app.newTeam('Automations');
 const resend = new Resend(team.token, { baseUrl: app.baseUrl });
 const api = (method: string, path: string, body?: unknown) => call(app.baseUrl, method, path, { token: team.token, body });
-const TEMPLATE = '0190f2c4-1b2a-7c3d-8e4f-0123456789ab';
+const TEMPLATE = await publishedTemplate(app.baseUrl, team.token, {});
 await api('POST', '/events', { name: 'user.signed_up' });
 
 t.test('SDK: create, get, list, update, duplicate, stop, remove, runs.list, runs.get', async (t) => {

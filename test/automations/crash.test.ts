@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import t from 'tap';
 import { startTestAppliance } from '../helpers/appliance.js';
+import { publishedTemplate } from '../helpers/templates.js';
 import { exitWithin, waitFor } from '../helpers/deadline.js';
 import { mailZone } from '../helpers/email-fixtures.js';
 import { svcBin } from '../helpers/faults-svc.js';
@@ -21,7 +22,7 @@ await verifyDomainThroughApi(app.baseUrl, team.token, dns, 'flows-sender.net');
 const api = (method: string, path: string, body?: unknown) => call(app.baseUrl, method, path, { token: team.token, body });
 const db = app.appliance.services.database.db;
 const RUNS = 30;
-const TEMPLATE = '0190f2c4-1b2a-7c3d-8e4f-0123456789ab';
+const TEMPLATE = await publishedTemplate(app.baseUrl, team.token, {});
 
 function spawnJobs(): ChildProcess {
   const env = {
@@ -55,12 +56,16 @@ t.test('kill -9 mid-graph, three times: every run completes, every send exactly 
   }
   for (let kill = 1; kill <= 3; kill++) {
     const child = spawnJobs();
-    // Each kill falls at a set share of the 2 × RUNS sends: mid-graph every time.
-    const target = Math.floor((2 * RUNS * kill) / 5);
-    await waitFor(`${target} sends before kill ${kill}`, async () => (await sentSteps()) >= target, 60_000, 10);
     const exited = exitWithin('the killed jobs child to exit', child);
-    child.kill('SIGKILL');
-    await exited;
+    try {
+      // Each kill falls at a set share of the 2 × RUNS sends: mid-graph every time.
+      const target = Math.floor((2 * RUNS * kill) / 5);
+      await waitFor(`${target} sends before kill ${kill}`, async () => (await sentSteps()) >= target, 60_000, 10);
+    } finally {
+      // Killed on a failed wait too: a child left running would outlive the suite.
+      child.kill('SIGKILL');
+      await exited;
+    }
   }
   t.ok(await sentSteps() < 2 * RUNS, 'sends remained after the third kill');
   const last = spawnJobs();

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { PLATFORM_STREAM_WORK } from '../../core/automations/index.js';
 import { startTestAppliance } from '../helpers/appliance.js';
+import { publishedTemplate } from '../helpers/templates.js';
 import { waitFor } from '../helpers/deadline.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
 import { call } from '../helpers/http.js';
@@ -24,7 +25,7 @@ fakeSendingDomains(app, dns).add({ teamId: team.teamId, name: 'sender.net' });
 const api = (method: string, path: string, body?: unknown) => call(app.baseUrl, method, path, { token: team.token, body });
 const work = app.appliance.services.work;
 const db = app.appliance.services.database.db;
-const TEMPLATE = '0190f2c4-1b2a-7c3d-8e4f-0123456789ab';
+const TEMPLATE = await publishedTemplate(app.baseUrl, team.token, { html: '<p>Your plan: {{plan}}. <a href="{{{UNSUBSCRIBE_URL}}}">Unsubscribe</a></p>', variables: [{ key: 'plan', type: 'string', fallback_value: '' }] });
 
 const flow = (eventName: string) => ({
   name: 'Trial nurture', status: 'enabled',

@@ -38,12 +38,16 @@ t.test('kill -9 five times during the fan-out: every recipient exactly once', as
   };
   for (let kill = 1; kill <= 5; kill += 1) {
     const child = spawnJobsProcess(settings);
+    const exited = exitWithin('the killed jobs child to exit', child);
     // Each kill falls at a set share of the members, whatever the machine's speed: mid-run every time.
     const target = Math.floor((members * kill) / 7) + Math.floor(Math.random() * 150);
-    await waitFor(`the fan-out to pass ${target} members`, async () => (await done()) >= target, 120_000, 5);
-    const exited = exitWithin('the killed jobs child to exit', child);
-    child.kill('SIGKILL');
-    await exited;
+    try {
+      await waitFor(`the fan-out to pass ${target} members`, async () => (await done()) >= target, 120_000, 5);
+    } finally {
+      // Killed on a failed wait too: a child left running would outlive the suite.
+      child.kill('SIGKILL');
+      await exited;
+    }
     const reached = await done();
     t.ok(reached >= target && reached < members, `kill ${kill} landed mid-run (${reached} of ${members} members done)`);
   }
