@@ -16,7 +16,7 @@ import { requestLogsService } from '../core/request-logs/index.js';
 import { RequestLogWriter } from '../core/request-logs/index.js';
 import { brandKitUploads, membersService, planCatalog, sendAllowance, teamService, teamsService, type PlanCatalog, type TeamService } from '../core/team/index.js';
 import type { ApiDeps, AudienceServices, FoundationServices, SendingServices } from '../api/deps.js';
-import { templateSends, templatesService } from '../core/templates/index.js';
+import { savedBlocksService, templateSends, templatesService } from '../core/templates/index.js';
 import type { DnsResolver } from '../dns/resolver.js';
 import type { SecretBox } from '../storage/files/index.js';
 import { regionDirectory, type RegionDirectory } from '../core/regions.js';
@@ -128,7 +128,8 @@ export function applianceServices(input: ServicesInput): Services {
   const areas: Services['areas'] = {
     foundation: foundationServices(input, repos, domains, receiving.spool.dir, plans),
     audience: { ...audienceServices(input, team, links.url, consentHash, contactLimit), contactImports: imports.service(work) },
-    content: { templates: templatesService({ db: database.db, clock, logger }), templateSends: templateSends({ db: database.db }) },
+    content: { templates: templatesService({ db: database.db, clock, logger }), templateSends: templateSends({ db: database.db }),
+      savedBlocks: savedBlocksService({ db: database.db, clock, logger }) },
     sending: sendingServices(input, { sending, domainsDeps, rollup, team, wakeDispatcher: () => webhookDispatcher.wakes.wake() }),
     inbox: { receiving: receiving.service },
   };

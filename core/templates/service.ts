@@ -8,6 +8,7 @@ import type { Logger } from '../logger.js';
 import { listOf, parsePageQuery, type ListEnvelope, type RawPageQuery } from '../pagination.js';
 import { parseBrandOverrides } from './brand.js';
 import { buildContent, changesContent, contentOf, type ContentInput, type VersionContent } from './content.js';
+import { savedBlockLookup } from './saved-refs.js';
 import { templateListItem, templateView, type TemplateListItem, type TemplateView } from './view.js';
 
 export const TEMPLATE_NAME_MAX = 200;
@@ -44,7 +45,7 @@ export function templatesService(deps: TemplatesDeps) {
       const alias = checkAlias(input.alias);
       if (input.html !== undefined && input.html !== null && input.starter) throw validationError(422, 'starter', 'Send `html` or `starter`, not both.');
       const at = isoNow(deps.clock);
-      const content = await buildContent(input, null, at);
+      const content = await buildContent(input, null, at, { savedBlocks: savedBlockLookup(repo, teamId) });
       const id = newId();
       const template: TemplateRow = {
         id, team_id: teamId, name, alias, current_version_id: '', published_version_id: null, published_at: null,
@@ -80,7 +81,7 @@ export function templatesService(deps: TemplatesDeps) {
       if (input.alias !== undefined) change.alias = checkAlias(input.alias);
       if (input.brand_overrides !== undefined) change.brand_overrides = overridesJson(input.brand_overrides);
       const current = await versionOf(repo, template, template.current_version_id);
-      const content = changesContent(input) ? await buildContent(input, current, at) : undefined;
+      const content = changesContent(input) ? await buildContent(input, current, at, { savedBlocks: savedBlockLookup(repo, teamId) }) : undefined;
       await inWriteTransaction(deps.db, async (trx) => {
         const inTrx = templatesRepo(trx);
         if (change.alias && change.alias !== template.alias) {
