@@ -53,7 +53,9 @@ export function savedBlocksService(deps: TemplatesDeps) {
       if (input.content === undefined || input.content === null) throw missingField('content');
       const content = await checkSavedContent(kind, input.content);
       const at = isoNow(deps.clock);
-      const row: SavedBlockRow = { id: newId(), team_id: teamId, name, kind, content_json: JSON.stringify(content), created_at: at, updated_at: at, deleted_at: null };
+      const row: SavedBlockRow = {
+        id: newId(), team_id: teamId, name, kind, content_json: JSON.stringify(content), created_at: at, updated_at: at, deleted_at: null,
+      };
       await repo.insertSavedBlock(row);
       deps.logger.info({ teamId, savedBlockId: row.id, kind }, 'saved block created');
       return { object: 'saved_block', id: row.id };
@@ -67,32 +69,7 @@ export function savedBlocksService(deps: TemplatesDeps) {
     get: async (teamId: string, id: string): Promise<SavedBlockView> => savedBlockView(await find(teamId, id)),
 
     /** A new name changes only the block; new content is copied into every template version using it. */
-    async update(teamId: string, id: string, input: SavedBlockInput & { id?: string }): Promise<Ref> {
-      const block = await find(teamId, id);
-      if (input.id !== undefined && String(input.id).toLowerCase() !== block.id) throw invalidParameter('id', 'The `id` in the body must be the saved block\'s own id.');
-      if (input.kind !== undefined && input.kind !== block.kind) throw validationError(422, 'kind', 'A saved block keeps its kind; save a new one instead.');
-      const at = isoNow(deps.clock);
-      const change: Parameters<TemplatesRepo['updateSavedBlock']>[2] = { updated_at: at };
-      if (input.name !== undefined) change.name = checkName(input.name);
-      if (input.content === undefined || input.content === null) {
-        await repo.updateSavedBlock(teamId, block.id, change);
-        return { object: 'saved_block', id: block.id };
-      }
-      const content = await checkSavedContent(block.kind, input.content);
-      change.content_json = JSON.stringify(content);
-      const lookup = overlaid(savedBlockLookup(repo, teamId), { id: block.id, kind: block.kind, content });
-      const rewrites = await rewritesFor(repo, teamId, block.id, lookup, at);
-      const lost = await inWriteTransaction(deps.db, async (trx) => {
-        const inTrx = templatesRepo(trx);
-        await inTrx.updateSavedBlock(teamId, block.id, change);
-        const missed: string[] = [];
-        for (const r of rewrites) if (!(await inTrx.updateVersionIf(teamId, r.version.id, r.version.updated_at, r.change))) missed.push(r.version.id);
-        return missed;
-      });
-      const retried = await retryLost(repo, teamId, block.id, lost, at);
-      deps.logger.info({ teamId, savedBlockId: block.id, versions: rewrites.length, retried }, 'saved block updated');
-      return { object: 'saved_block', id: block.id };
-    },
+    update: (teamId: string, id: string, input: SavedBlockInput & { id?: string }): Promise<Ref> => updateSavedBlock(deps, find, teamId, id, input),
 
     /** Soft: templates keep the copy they hold; their next save drops the reference. */
     async remove(teamId: string, id: string): Promise<Ref & { deleted: true }> {
@@ -105,6 +82,41 @@ export function savedBlocksService(deps: TemplatesDeps) {
 }
 
 export type SavedBlocksService = ReturnType<typeof savedBlocksService>;
+
+async function updateSavedBlock(
+  deps: TemplatesDeps, find: (teamId: string, id: string) => Promise<SavedBlockRow>,
+  teamId: string, id: string, input: SavedBlockInput & { id?: string },
+): Promise<Ref> {
+  const repo = templatesRepo(deps.db);
+  const block = await find(teamId, id);
+  if (input.id !== undefined && String(input.id).toLowerCase() !== block.id) {
+    throw invalidParameter('id', 'The `id` in the body must be the saved block\'s own id.');
+  }
+  if (input.kind !== undefined && input.kind !== block.kind) {
+    throw validationError(422, 'kind', 'A saved block keeps its kind; save a new one instead.');
+  }
+  const at = isoNow(deps.clock);
+  const change: Parameters<TemplatesRepo['updateSavedBlock']>[2] = { updated_at: at };
+  if (input.name !== undefined) change.name = checkName(input.name);
+  if (input.content === undefined || input.content === null) {
+    await repo.updateSavedBlock(teamId, block.id, change);
+    return { object: 'saved_block', id: block.id };
+  }
+  const content = await checkSavedContent(block.kind, input.content);
+  change.content_json = JSON.stringify(content);
+  const lookup = overlaid(savedBlockLookup(repo, teamId), { id: block.id, kind: block.kind, content });
+  const rewrites = await rewritesFor(repo, teamId, block.id, lookup, at);
+  const lost = await inWriteTransaction(deps.db, async (trx) => {
+    const inTrx = templatesRepo(trx);
+    await inTrx.updateSavedBlock(teamId, block.id, change);
+    const missed: string[] = [];
+    for (const r of rewrites) if (!(await inTrx.updateVersionIf(teamId, r.version.id, r.version.updated_at, r.change))) missed.push(r.version.id);
+    return missed;
+  });
+  const retried = await retryLost(repo, teamId, block.id, lost, at);
+  deps.logger.info({ teamId, savedBlockId: block.id, versions: rewrites.length, retried }, 'saved block updated');
+  return { object: 'saved_block', id: block.id };
+}
 
 interface Rewrite {
   version: TemplateVersionRow;
@@ -126,7 +138,8 @@ async function rewritesFor(repo: TemplatesRepo, teamId: string, blockId: string,
     } catch (err) {
       if (!(err instanceof ServiceError) || err.statusCode !== 422) throw err;
       const template = await repo.byId(teamId, version.template_id);
-      throw validationError(422, 'content', `Template "${template?.name ?? version.template_id}" (version ${version.number}) cannot take this content: ${err.message}`);
+      const which = `Template "${template?.name ?? version.template_id}" (version ${version.number})`;
+      throw validationError(422, 'content', `${which} cannot take this content: ${err.message}`);
     }
   }
   return rewrites;
@@ -156,13 +169,16 @@ function later(previous: string, at: string): string {
 }
 
 export const savedBlockView = (row: SavedBlockRow): SavedBlockView => ({
-  object: 'saved_block', id: row.id, name: row.name, kind: row.kind, content: savedContentOf(row).content, created_at: row.created_at, updated_at: row.updated_at,
+  object: 'saved_block', id: row.id, name: row.name, kind: row.kind, content: savedContentOf(row).content,
+  created_at: row.created_at, updated_at: row.updated_at,
 });
 
 function checkName(name: unknown): string {
   if (name === undefined || name === null) throw missingField('name');
   const trimmed = typeof name === 'string' ? name.trim() : '';
-  if (trimmed === '' || trimmed.length > SAVED_BLOCK_NAME_MAX) throw validationError(422, 'name', `A saved block's name is 1-${SAVED_BLOCK_NAME_MAX} characters.`);
+  if (trimmed === '' || trimmed.length > SAVED_BLOCK_NAME_MAX) {
+    throw validationError(422, 'name', `A saved block's name is 1-${SAVED_BLOCK_NAME_MAX} characters.`);
+  }
   return trimmed;
 }
 

@@ -21,7 +21,9 @@ export interface SavedContent {
 /** The team's live saved blocks among these ids (lower-case), by id. */
 export type SavedBlockLookup = (ids: readonly string[]) => Promise<ReadonlyMap<string, SavedContent>>;
 
-export const savedContentOf = (row: SavedBlockRow): SavedContent => ({ id: row.id, kind: row.kind, content: JSON.parse(row.content_json) as Record<string, unknown> });
+export const savedContentOf = (row: SavedBlockRow): SavedContent => ({
+  id: row.id, kind: row.kind, content: JSON.parse(row.content_json) as Record<string, unknown>,
+});
 
 /** The lookup a template save uses: the team's live saved blocks. */
 export const savedBlockLookup = (repo: TemplatesRepo, teamId: string): SavedBlockLookup => async (ids) =>
@@ -93,7 +95,9 @@ export async function withSavedBlocks(raw: unknown, lookup: SavedBlockLookup): P
 
 /** A saved block's content checked as it would be drawn in a layout (compiled once, then dropped). */
 export async function checkSavedContent(kind: SavedBlockKind, content: unknown): Promise<Item> {
-  if (!isObject(content)) throw validationError(422, 'content', `\`content\` is a ${kind === 'block' ? 'block `{type, …}`' : 'section `{columns: [[block, …]]}`'}.`);
+  if (!isObject(content)) {
+    throw validationError(422, 'content', `\`content\` is a ${kind === 'block' ? 'block `{type, …}`' : 'section `{columns: [[block, …]]}`'}.`);
+  }
   const inner = kind === 'section' && Array.isArray(content.columns) ? content.columns.flat() : [];
   if (content.saved_block_id !== undefined || inner.some((b) => isObject(b) && b.saved_block_id !== undefined)) {
     throw validationError(422, 'content', 'A saved block holds its own content, not a reference to another.');
@@ -110,7 +114,8 @@ export async function checkSavedContent(kind: SavedBlockKind, content: unknown):
   } catch (err) {
     if (!(err instanceof ServiceError)) throw err;
     const at = (path: string) => (path.startsWith(prefix) ? `content${path.slice(prefix.length)}` : path.replace(/^layout/, 'content'));
-    throw new ServiceError(err.statusCode, err.errorName, err.message, { ...err.options, errors: err.options.errors?.map((e) => ({ ...e, path: at(e.path) })) });
+    const errors = err.options.errors?.map((e) => ({ ...e, path: at(e.path) }));
+    throw new ServiceError(err.statusCode, err.errorName, err.message, { ...err.options, errors });
   }
   return content;
 }
