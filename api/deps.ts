@@ -21,7 +21,7 @@ import type { DomainsService } from '../core/domains/index.js';
 import type { ReceivingService } from '../core/receiving/index.js';
 import type { MetricsService } from '../core/metrics/index.js';
 import type { BackupService } from '../core/backup.js';
-import type { TemplateSends, TemplatesService } from '../core/templates/index.js';
+import type { SavedBlocksService, TemplateSends, TemplatesService } from '../core/templates/index.js';
 import type { TrackingService } from '../core/tracking/index.js';
 import type { BroadcastsService } from '../core/broadcasts/index.js';
 import type { EventsService } from '../core/events/index.js';
@@ -88,6 +88,8 @@ export interface ContentServices {
   templates: TemplatesService;
   /** Templates rendered: previews and checks (sends reach them through the emails service). */
   templateSends: TemplateSends;
+  /** The team's reusable blocks and sections (`/saved-blocks`), copied into the templates using them. */
+  savedBlocks: SavedBlocksService;
 }
 
 export interface SendingServices {

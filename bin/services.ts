@@ -16,7 +16,7 @@ import { requestLogsService } from '../core/request-logs/index.js';
 import { RequestLogWriter } from '../core/request-logs/index.js';
 import { brandKitUploads, membersService, planCatalog, sendAllowance, teamService, teamsService, type PlanCatalog, type TeamService } from '../core/team/index.js';
 import type { ApiDeps, AudienceServices, FoundationServices, SendingServices } from '../api/deps.js';
-import { templateSends, templatesService } from '../core/templates/index.js';
+import { savedBlocksService, templateSends, templatesService } from '../core/templates/index.js';
 import type { DnsResolver } from '../dns/resolver.js';
 import type { SecretBox } from '../storage/files/index.js';
 import { regionDirectory, type RegionDirectory } from '../core/regions.js';
@@ -127,7 +127,10 @@ export function applianceServices(input: ServicesInput): Services {
   const imports = contactImportsParts(input, consentHash, contactLimit);
   const audience = audienceServices(input, team, links.url, consentHash, contactLimit);
   const campaign = campaignSenderOf(input, deliveryResolver, domains, regions, allowance, sending.wake);
-  const content = { templates: templatesService({ db: database.db, clock, logger }), templateSends: templateSends({ db: database.db }) };
+  const content = {
+    templates: templatesService({ db: database.db, clock, logger }), templateSends: templateSends({ db: database.db }),
+    savedBlocks: savedBlocksService({ db: database.db, clock, logger }),
+  };
   const broadcastTemplates = publishedTemplates(content.templateSends);
   const campaigns = campaignsArea({
     config, db: database.db, clock, logger, emails: sending.emails, preferences: audience.preferences, consentHash, contactLimit,

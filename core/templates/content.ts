@@ -1,7 +1,8 @@
 import type { TemplateVersionRow } from '../../storage/repos/index.js';
 import { ServiceError, validationError } from '../errors.js';
 import { compileVersion, usedVariables } from './compiled.js';
-import { starterBySlug, starters } from './starters.js';
+import { withSavedBlocks, type SavedBlockLookup } from './saved-refs.js';
+import { starterBySlug, starters, type Starter } from './starters.js';
 import { checkUsage, parseVariables, type TemplateVariable } from './variables.js';
 import { compileLayout, parseLayout } from './visual.js';
 
@@ -37,12 +38,16 @@ const contentKeys = ['from', 'subject', 'reply_to', 'html', 'text', 'variables',
 /** Whether the request changes the version's content (not only the name or alias). */
 export const changesContent = (input: ContentInput) => contentKeys.some((k) => input[k] !== undefined);
 
+export interface BuildOptions {
+  /** The team's saved blocks, for references in a layout. */
+  savedBlocks: SavedBlockLookup;
+  /** A saved block's edit rewriting its copies: a declared variable the layout no longer uses may stay. */
+  keepUnused?: boolean;
+}
+
 /** The new content: `base` (the version being edited, or nothing) with the request over it, checked whole. */
-export async function buildContent(input: ContentInput, base: VersionContent | null, at: string): Promise<VersionContent> {
-  const starter = input.starter === undefined || input.starter === null ? undefined : starterBySlug(input.starter);
-  if (input.starter !== undefined && input.starter !== null && !starter) {
-    throw validationError(422, 'starter', `No starter is named ${JSON.stringify(input.starter)}; there are ${starters.map((s) => s.slug).join(', ')}.`);
-  }
+export async function buildContent(input: ContentInput, base: VersionContent | null, at: string, options: BuildOptions): Promise<VersionContent> {
+  const starter = starterOf(input.starter);
   const previous = base ? JSON.parse(base.variables_json) as TemplateVariable[] : [];
   const variables = input.variables !== undefined ? parseVariables(input.variables, previous, at)
     : starter ? parseVariables(starter.variables, [], at) : previous;
@@ -57,19 +62,30 @@ export async function buildContent(input: ContentInput, base: VersionContent | n
     layout_json: base?.layout_json ?? null,
     starter: starter?.slug ?? base?.starter ?? null,
   };
-  const layout = input.layout ?? starter?.layout;
+  await applyBody(content, input, input.layout ?? starter?.layout, options.savedBlocks);
+  if (content.html === '') throw new ServiceError(422, 'missing_required_field', 'Missing `html` field: send `html` or a `starter`.', { errors: [{ path: 'html', message: 'is required' }] });
+  const compiled = compileVersion({ ...content, id: 'check', template_id: '', team_id: '', number: 0, created_at: at, updated_at: at, published_at: null });
+  checkUsage(variables, usedVariables(compiled), options.keepUnused);
+  return content;
+}
+
+function starterOf(slug: string | null | undefined): Starter | undefined {
+  if (slug === undefined || slug === null) return undefined;
+  const starter = starterBySlug(slug);
+  if (!starter) throw validationError(422, 'starter', `No starter is named ${JSON.stringify(slug)}; there are ${starters.map((s) => s.slug).join(', ')}.`);
+  return starter;
+}
+
+/** The body: HTML as given, or a layout (saved blocks copied in) compiled with its text part. */
+async function applyBody(content: VersionContent, input: ContentInput, layout: unknown, savedBlocks: SavedBlockLookup): Promise<void> {
   if (input.html !== undefined && input.html !== null) {
     if (typeof input.html !== 'string' || input.html.trim() === '' || input.html.length > HTML_MAX) throw validationError(422, 'html', `\`html\` is 1-${HTML_MAX} characters.`);
     Object.assign(content, { html: input.html, layout_json: null, preview_text: null, starter: null });
   } else if (layout !== undefined && layout !== null) {
-    const parsed = parseLayout(layout);
+    const parsed = parseLayout((await withSavedBlocks(layout, savedBlocks)).layout);
     const compiled = await compileLayout(parsed);
     Object.assign(content, { html: compiled.html, text: compiled.text, preview_text: compiled.preheader, layout_json: JSON.stringify(parsed) });
   }
-  if (content.html === '') throw new ServiceError(422, 'missing_required_field', 'Missing `html` field: send `html` or a `starter`.', { errors: [{ path: 'html', message: 'is required' }] });
-  const compiled = compileVersion({ ...content, id: 'check', template_id: '', team_id: '', number: 0, created_at: at, updated_at: at, published_at: null });
-  checkUsage(variables, usedVariables(compiled));
-  return content;
 }
 
 function oneLine(path: string, value: unknown, max: number): string | null {

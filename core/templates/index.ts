@@ -8,5 +8,6 @@ export type { CheckResult, CheckStatus } from './checks.js';
 export type { AudienceFacts, RenderContact, ShowWhen } from './show-when.js';
 export { VARIABLES_MAX, variableTypes, type TemplateVariable, type VariableType } from './variables.js';
 export { starters, type Starter } from './starters.js';
+export { savedBlocksService, SAVED_BLOCK_NAME_MAX, type SavedBlockInput, type SavedBlocksService, type SavedBlockView } from './saved-blocks.js';
 export { blockKinds, type BlockKind } from './blocks.js';
 export { REPEAT_MAX } from './render.js';

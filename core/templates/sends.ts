@@ -1,5 +1,5 @@
 import type { Db } from '../../storage/sql/index.js';
-import { teamsRepo, templatesRepo, type TemplateRow, type TemplateVersionRow } from '../../storage/repos/index.js';
+import { teamsRepo, templatesRepo, type TemplateRow, type TemplatesRepo, type TemplateVersionRow } from '../../storage/repos/index.js';
 import { invalidParameter, missingField, ServiceError, validationError } from '../errors.js';
 import { brandValues } from './brand.js';
 import { runChecks, type CheckResult } from './checks.js';
@@ -64,36 +64,9 @@ export interface ContactRenderer {
 }
 
 export function templateSends(deps: { db: Db }) {
-  const repo = templatesRepo(deps.db);
-  const brandOf = async (template: TemplateRow) => {
-    const team = await teamsRepo(deps.db).byId(template.team_id);
-    return brandValues(team?.brand_kit ?? null, template.brand_overrides ? JSON.parse(template.brand_overrides) as BrandOverrides : null);
-  };
-  const published = async (teamId: string, ref: TemplateRef, draft: boolean): Promise<{ template: TemplateRow; version: TemplateVersionRow }> => {
-    if (ref === null || typeof ref !== 'object' || ref.id === undefined || ref.id === null) throw missingField('template.id');
-    if (typeof ref.id !== 'string') throw validationError(422, 'template.id', '`template.id` is a template id or alias.');
-    let template: TemplateRow;
-    try {
-      template = await findTemplate(repo, teamId, ref.id);
-    } catch (err) {
-      // A send body naming no template is a bad field; a test send names it in its path (404).
-      if (err instanceof ServiceError && err.statusCode === 404 && !draft) throw validationError(422, 'template.id', `Template ${JSON.stringify(ref.id)} was not found.`);
-      throw err;
-    }
-    const versionId = draft ? template.current_version_id : template.published_version_id;
-    if (!versionId) throw invalidParameter('template.id', `Template ${JSON.stringify(ref.id)} is a draft: publish it before sending with it.`);
-    return { template, version: await versionOf(repo, template, versionId) };
-  };
-  const previewed = async (teamId: string, id: string, input: PreviewInput) => {
-    const template = await findTemplate(repo, teamId, id);
-    const versionId = input.version_id ?? template.current_version_id;
-    const row = typeof versionId === 'string' ? await repo.version(teamId, versionId.toLowerCase()) : undefined;
-    if (!row || row.template_id !== template.id) throw validationError(422, 'version_id', 'No such version of this template.');
-    const version = compiledVersion(row);
-    const { values, missing } = valuesForSend(version.variables, input.variables, true);
-    const content = renderVersion(version, { variables: values, brand: await brandOf(template), event: input.event, perContact: false });
-    return { template, version, content, missing };
-  };
+  const brandOf = (template: TemplateRow) => brandFor(deps.db, template);
+  const published = (teamId: string, ref: TemplateRef, draft: boolean) => sendVersion(templatesRepo(deps.db), teamId, ref, draft);
+  const previewed = (teamId: string, id: string, input: PreviewInput) => previewOf(deps.db, teamId, id, input);
 
   return {
     /** POST /emails with `template`: the published version (`draft`: the current one, for tests) rendered once. */
@@ -139,4 +112,39 @@ export type TemplateSends = ReturnType<typeof templateSends>;
 /** Bytes of the team's uploaded brand kit images among these upload ids. */
 async function imageBytes(db: Db, teamId: string, ids: readonly string[]): Promise<number> {
   return templatesRepo(db).uploadBytes(teamId, ids);
+}
+
+async function brandFor(db: Db, template: TemplateRow) {
+  const team = await teamsRepo(db).byId(template.team_id);
+  return brandValues(team?.brand_kit ?? null, template.brand_overrides ? JSON.parse(template.brand_overrides) as BrandOverrides : null);
+}
+
+/** The version a send uses: the published one (`draft`: the current one, for a test send). */
+async function sendVersion(repo: TemplatesRepo, teamId: string, ref: TemplateRef, draft: boolean): Promise<{ template: TemplateRow; version: TemplateVersionRow }> {
+  if (ref === null || typeof ref !== 'object' || ref.id === undefined || ref.id === null) throw missingField('template.id');
+  if (typeof ref.id !== 'string') throw validationError(422, 'template.id', '`template.id` is a template id or alias.');
+  let template: TemplateRow;
+  try {
+    template = await findTemplate(repo, teamId, ref.id);
+  } catch (err) {
+    // A send body naming no template is a bad field; a test send names it in its path (404).
+    if (err instanceof ServiceError && err.statusCode === 404 && !draft) throw validationError(422, 'template.id', `Template ${JSON.stringify(ref.id)} was not found.`);
+    throw err;
+  }
+  const versionId = draft ? template.current_version_id : template.published_version_id;
+  if (!versionId) throw invalidParameter('template.id', `Template ${JSON.stringify(ref.id)} is a draft: publish it before sending with it.`);
+  return { template, version: await versionOf(repo, template, versionId) };
+}
+
+/** A version (default the current one) rendered as a preview: every block shown, no repeat drawn. */
+async function previewOf(db: Db, teamId: string, id: string, input: PreviewInput) {
+  const repo = templatesRepo(db);
+  const template = await findTemplate(repo, teamId, id);
+  const versionId = input.version_id ?? template.current_version_id;
+  const row = typeof versionId === 'string' ? await repo.version(teamId, versionId.toLowerCase()) : undefined;
+  if (!row || row.template_id !== template.id) throw validationError(422, 'version_id', 'No such version of this template.');
+  const version = compiledVersion(row);
+  const { values, missing } = valuesForSend(version.variables, input.variables, true);
+  const content = renderVersion(version, { variables: values, brand: await brandFor(db, template), event: input.event, perContact: false });
+  return { template, version, content, missing };
 }

@@ -8,6 +8,7 @@ import type { Logger } from '../logger.js';
 import { listOf, parsePageQuery, type ListEnvelope, type RawPageQuery } from '../pagination.js';
 import { parseBrandOverrides } from './brand.js';
 import { buildContent, changesContent, contentOf, type ContentInput, type VersionContent } from './content.js';
+import { savedBlockLookup } from './saved-refs.js';
 import { templateListItem, templateView, type TemplateListItem, type TemplateView } from './view.js';
 
 export const TEMPLATE_NAME_MAX = 200;
@@ -34,31 +35,8 @@ export interface TemplatesDeps {
 
 export function templatesService(deps: TemplatesDeps) {
   const repo = templatesRepo(deps.db);
-  const newVersion = (template: TemplateRow, number: number, content: VersionContent, at: string): TemplateVersionRow => ({
-    id: newId(), template_id: template.id, team_id: template.team_id, number, ...content, created_at: at, updated_at: at, published_at: null,
-  });
-
   return {
-    async create(teamId: string, input: CreateTemplateInput): Promise<Ref> {
-      const name = checkName(input.name);
-      const alias = checkAlias(input.alias);
-      if (input.html !== undefined && input.html !== null && input.starter) throw validationError(422, 'starter', 'Send `html` or `starter`, not both.');
-      const at = isoNow(deps.clock);
-      const content = await buildContent(input, null, at);
-      const id = newId();
-      const template: TemplateRow = {
-        id, team_id: teamId, name, alias, current_version_id: '', published_version_id: null, published_at: null,
-        brand_overrides: overridesJson(input.brand_overrides), created_at: at, updated_at: at, deleted_at: null,
-      };
-      const version = newVersion(template, 1, content, at);
-      template.current_version_id = version.id;
-      await inWriteTransaction(deps.db, async (trx) => {
-        if (!(await templatesRepo(trx).insertIfAbsent(template))) throw duplicateAlias(alias!);
-        await templatesRepo(trx).insertVersion(version);
-      });
-      deps.logger.info({ teamId, templateId: id, versionId: version.id }, 'template created');
-      return { object: 'template', id };
-    },
+    create: (teamId: string, input: CreateTemplateInput): Promise<Ref> => createTemplate(deps, teamId, input),
 
     async list(teamId: string, query: RawPageQuery): Promise<ListEnvelope<TemplateListItem>> {
       const page = await repo.list(teamId, parsePageQuery(query));
@@ -71,33 +49,7 @@ export function templatesService(deps: TemplatesDeps) {
     },
 
     /** Name, alias and overrides change in place; content edits the open draft or opens the next one. */
-    async update(teamId: string, id: string, input: UpdateTemplateInput): Promise<Ref> {
-      const template = await findTemplate(repo, teamId, id);
-      if (input.id !== undefined && input.id.toLowerCase() !== template.id) throw invalidParameter('id', 'The `id` in the body must be the template\'s own id.');
-      const at = isoNow(deps.clock);
-      const change: Parameters<TemplatesRepo['update']>[2] = { updated_at: at };
-      if (input.name !== undefined) change.name = checkName(input.name);
-      if (input.alias !== undefined) change.alias = checkAlias(input.alias);
-      if (input.brand_overrides !== undefined) change.brand_overrides = overridesJson(input.brand_overrides);
-      const current = await versionOf(repo, template, template.current_version_id);
-      const content = changesContent(input) ? await buildContent(input, current, at) : undefined;
-      await inWriteTransaction(deps.db, async (trx) => {
-        const inTrx = templatesRepo(trx);
-        if (change.alias && change.alias !== template.alias) {
-          const other = await inTrx.byAlias(teamId, change.alias);
-          if (other && other.id !== template.id) throw duplicateAlias(change.alias);
-        }
-        if (content && template.current_version_id === template.published_version_id) {
-          const next = newVersion(template, current.number + 1, content, at);
-          await inTrx.insertVersion(next);
-          change.current_version_id = next.id;
-        } else if (content) {
-          await inTrx.updateVersion(teamId, current.id, { ...content, updated_at: at });
-        }
-        await inTrx.update(teamId, template.id, change);
-      });
-      return { object: 'template', id: template.id };
-    },
+    update: (teamId: string, id: string, input: UpdateTemplateInput): Promise<Ref> => updateTemplate(deps, teamId, id, input),
 
     /** The current version becomes the one sends use. Publishing what is already published changes nothing. */
     async publish(teamId: string, id: string): Promise<Ref> {
@@ -113,22 +65,7 @@ export function templatesService(deps: TemplatesDeps) {
     },
 
     /** A new draft template with the current version's content, named "<name> (copy)" and without an alias. */
-    async duplicate(teamId: string, id: string): Promise<Ref> {
-      const source = await findTemplate(repo, teamId, id);
-      const version = await versionOf(repo, source, source.current_version_id);
-      const at = isoNow(deps.clock);
-      const template: TemplateRow = {
-        ...source, id: newId(), name: `${source.name} (copy)`.slice(0, TEMPLATE_NAME_MAX), alias: null, current_version_id: '',
-        published_version_id: null, published_at: null, created_at: at, updated_at: at, deleted_at: null,
-      };
-      const copy = newVersion(template, 1, contentOf(version), at);
-      template.current_version_id = copy.id;
-      await inWriteTransaction(deps.db, async (trx) => {
-        await templatesRepo(trx).insertIfAbsent(template);
-        await templatesRepo(trx).insertVersion(copy);
-      });
-      return { object: 'template', id: template.id };
-    },
+    duplicate: (teamId: string, id: string): Promise<Ref> => duplicateTemplate(deps, teamId, id),
 
     /** Soft: gone for every read and send, its alias free again; sent emails keep naming its version. */
     async remove(teamId: string, id: string): Promise<Ref & { deleted: true }> {
@@ -138,6 +75,78 @@ export function templatesService(deps: TemplatesDeps) {
       return { object: 'template', id: template.id, deleted: true };
     },
   };
+}
+
+const newVersion = (template: TemplateRow, number: number, content: VersionContent, at: string): TemplateVersionRow => ({
+  id: newId(), template_id: template.id, team_id: template.team_id, number, ...content, created_at: at, updated_at: at, published_at: null,
+});
+
+async function createTemplate(deps: TemplatesDeps, teamId: string, input: CreateTemplateInput): Promise<Ref> {
+  const name = checkName(input.name);
+  const alias = checkAlias(input.alias);
+  if (input.html !== undefined && input.html !== null && input.starter) throw validationError(422, 'starter', 'Send `html` or `starter`, not both.');
+  const at = isoNow(deps.clock);
+  const content = await buildContent(input, null, at, { savedBlocks: savedBlockLookup(templatesRepo(deps.db), teamId) });
+  const id = newId();
+  const template: TemplateRow = {
+    id, team_id: teamId, name, alias, current_version_id: '', published_version_id: null, published_at: null,
+    brand_overrides: overridesJson(input.brand_overrides), created_at: at, updated_at: at, deleted_at: null,
+  };
+  const version = newVersion(template, 1, content, at);
+  template.current_version_id = version.id;
+  await inWriteTransaction(deps.db, async (trx) => {
+    if (!(await templatesRepo(trx).insertIfAbsent(template))) throw duplicateAlias(alias!);
+    await templatesRepo(trx).insertVersion(version);
+  });
+  deps.logger.info({ teamId, templateId: id, versionId: version.id }, 'template created');
+  return { object: 'template', id };
+}
+
+async function updateTemplate(deps: TemplatesDeps, teamId: string, id: string, input: UpdateTemplateInput): Promise<Ref> {
+  const repo = templatesRepo(deps.db);
+  const template = await findTemplate(repo, teamId, id);
+  if (input.id !== undefined && input.id.toLowerCase() !== template.id) throw invalidParameter('id', 'The `id` in the body must be the template\'s own id.');
+  const at = isoNow(deps.clock);
+  const change: Parameters<TemplatesRepo['update']>[2] = { updated_at: at };
+  if (input.name !== undefined) change.name = checkName(input.name);
+  if (input.alias !== undefined) change.alias = checkAlias(input.alias);
+  if (input.brand_overrides !== undefined) change.brand_overrides = overridesJson(input.brand_overrides);
+  const current = await versionOf(repo, template, template.current_version_id);
+  const content = changesContent(input) ? await buildContent(input, current, at, { savedBlocks: savedBlockLookup(repo, teamId) }) : undefined;
+  await inWriteTransaction(deps.db, async (trx) => {
+    const inTrx = templatesRepo(trx);
+    if (change.alias && change.alias !== template.alias) {
+      const other = await inTrx.byAlias(teamId, change.alias);
+      if (other && other.id !== template.id) throw duplicateAlias(change.alias);
+    }
+    if (content && template.current_version_id === template.published_version_id) {
+      const next = newVersion(template, current.number + 1, content, at);
+      await inTrx.insertVersion(next);
+      change.current_version_id = next.id;
+    } else if (content) {
+      await inTrx.updateVersion(teamId, current.id, { ...content, updated_at: at });
+    }
+    await inTrx.update(teamId, template.id, change);
+  });
+  return { object: 'template', id: template.id };
+}
+
+async function duplicateTemplate(deps: TemplatesDeps, teamId: string, id: string): Promise<Ref> {
+  const repo = templatesRepo(deps.db);
+  const source = await findTemplate(repo, teamId, id);
+  const version = await versionOf(repo, source, source.current_version_id);
+  const at = isoNow(deps.clock);
+  const template: TemplateRow = {
+    ...source, id: newId(), name: `${source.name} (copy)`.slice(0, TEMPLATE_NAME_MAX), alias: null, current_version_id: '',
+    published_version_id: null, published_at: null, created_at: at, updated_at: at, deleted_at: null,
+  };
+  const copy = newVersion(template, 1, contentOf(version), at);
+  template.current_version_id = copy.id;
+  await inWriteTransaction(deps.db, async (trx) => {
+    await templatesRepo(trx).insertIfAbsent(template);
+    await templatesRepo(trx).insertVersion(copy);
+  });
+  return { object: 'template', id: template.id };
 }
 
 export type TemplatesService = ReturnType<typeof templatesService>;

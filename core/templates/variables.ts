@@ -49,10 +49,10 @@ export function parseVariables(input: unknown, previous: readonly TemplateVariab
 }
 
 /** Every placeholder declared and every declared variable used. */
-export function checkUsage(declared: readonly TemplateVariable[], used: ReadonlySet<string>): void {
+export function checkUsage(declared: readonly TemplateVariable[], used: ReadonlySet<string>, keepUnused = false): void {
   const keys = new Set(declared.map((v) => v.key));
   const undeclared = [...used].filter((k) => !keys.has(k));
-  const unused = [...keys].filter((k) => !used.has(k));
+  const unused = keepUnused ? [] : [...keys].filter((k) => !used.has(k));
   if (!undeclared.length && !unused.length) return;
   const errors = [
     ...undeclared.map((k) => ({ path: 'variables', message: `\`{{${k}}}\` is used but not declared in \`variables\`.` })),

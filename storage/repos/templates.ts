@@ -18,6 +18,8 @@ export interface TemplatesRepo {
   markDeleted(teamId: string, id: string, at: string): Promise<boolean>;
   version(teamId: string, versionId: string): Promise<TemplateVersionRow | undefined>;
   updateVersion(teamId: string, versionId: string, change: TemplateVersionChange): Promise<void>;
+  /** Updates the version only while its `updated_at` is still `seen`; answers whether it did. */
+  updateVersionIf(teamId: string, versionId: string, seen: string, change: TemplateVersionChange): Promise<boolean>;
   /** Versions of live templates whose layout names this saved block (a LIKE on the id, checked by the caller). */
   versionsNaming(teamId: string, savedBlockId: string): Promise<TemplateVersionRow[]>;
   /** Total size of the team's brand kit uploads among these ids (the image weight check). */
@@ -57,6 +59,11 @@ export function templatesRepo(db: Db): TemplatesRepo {
       .where('team_id', '=', teamId).where('id', '=', versionId).executeTakeFirst(),
     async updateVersion(teamId, versionId, change) {
       await db.updateTable('template_versions').set(change).where('team_id', '=', teamId).where('id', '=', versionId).execute();
+    },
+    async updateVersionIf(teamId, versionId, seen, change) {
+      const r = await db.updateTable('template_versions').set(change)
+        .where('team_id', '=', teamId).where('id', '=', versionId).where('updated_at', '=', seen).executeTakeFirst();
+      return r.numUpdatedRows > 0n;
     },
     versionsNaming: (teamId, savedBlockId) => db.selectFrom('template_versions as v')
       .innerJoin('templates as t', 't.id', 'v.template_id')

@@ -29,3 +29,18 @@ t.test('CRUD and publish on PostgreSQL', async (t) => {
   t.same((await api('DELETE', `/templates/${id}`)).body, { object: 'template', id, deleted: true });
   t.equal((await api('POST', '/templates', body)).status, 201, 'the alias is free again');
 });
+
+t.test('saved blocks on PostgreSQL: an edit reaches the published version; a deletion keeps the copy', async (t) => {
+  const { token, teamId } = await app.newTeam('Pg saved blocks');
+  const api = (method: string, path: string, body?: unknown) => call(app.baseUrl, method, path, { token, body });
+  const block = (await api('POST', '/saved-blocks', { name: 'Header', kind: 'section', content: { columns: [[{ type: 'text', text: 'Pg header one' }]] } })).body.id;
+  const id = (await api('POST', '/templates', { name: 'Pg visual', subject: 'Hi', layout: { sections: [{ saved_block_id: block }] } })).body.id;
+  await api('POST', `/templates/${id}/publish`);
+  const edited = await api('PATCH', `/saved-blocks/${block}`, { content: { columns: [[{ type: 'text', text: 'Pg header two' }]] } });
+  t.equal(edited.status, 200, JSON.stringify(edited.body));
+  const render = async () => (await app.appliance.services.api.content.templateSends.forContacts(teamId, id)).render({ contact: null, audience: null }).html;
+  t.match(await render(), /Pg header two/);
+  t.equal((await api('DELETE', `/saved-blocks/${block}`)).status, 200);
+  t.match(await render(), /Pg header two/, 'the copy stays');
+  t.same((await api('GET', '/saved-blocks')).body.data, []);
+});
