@@ -15,3 +15,4 @@ export * from './queue-admin.js';
 export * from './queue-view.js';
 export * from './view.js';
 export type { AttachmentInput, SendEmailInput } from './types.js';
+export { onboardingAddress } from './onboarding.js';

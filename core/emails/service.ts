@@ -23,6 +23,7 @@ import { allRecipientsInvalid, checkSandbox, recipientFates, type RecipientFate 
 import { cancelEmail, rescheduleEmail } from './schedule.js';
 import type { SendEmailInput } from './types.js';
 import { normaliseSend } from './validate.js';
+import { isOnboardingDomain, onboardingDomain } from './onboarding.js';
 import { emailView, type EmailView } from './view.js';
 
 export interface EmailsServiceDeps {
@@ -73,7 +74,9 @@ export function emailsService(deps: EmailsServiceDeps) {
     const send = normaliseSend(input, now);
     send.template = templated?.template ?? null;
     // A batch's emails nearly always share their from-domain: looked up (and its key opened) once.
-    const domain = await memo(batch?.domains, send.from.domain, () => deps.domains.sendingDomain(caller.teamId, send.from.domain));
+    const domain = isOnboardingDomain(send.from.domain, deps.simulatorDomain)
+      ? onboardingDomain(caller.teamId, send, deps.simulatorDomain)
+      : await memo(batch?.domains, send.from.domain, () => deps.domains.sendingDomain(caller.teamId, send.from.domain));
     if (!domain) {
       throw validationError(403, 'from', `The ${send.from.domain} domain is not verified. Please add and verify your domain.`);
     }
