@@ -21,6 +21,7 @@ import type { DomainsService } from '../core/domains/index.js';
 import type { ReceivingService } from '../core/receiving/index.js';
 import type { MetricsService } from '../core/metrics/index.js';
 import type { BackupService } from '../core/backup.js';
+import type { DnsCheckOptions, DnsCheckReport } from '../dns/self-check.js';
 import type { TemplateSends, TemplatesService } from '../core/templates/index.js';
 
 /**
@@ -57,6 +58,8 @@ export interface FoundationServices {
   requestLogs: RequestLogsService;
   /** `svc admin backup`: the online backup of the database and the spool (admin socket only). */
   backup: BackupService;
+  /** `svc admin check dns`: the appliance's own DNS and port 25, as the Internet sees them (admin socket only). */
+  checkDns(options: DnsCheckOptions): Promise<DnsCheckReport>;
 }
 
 export interface AudienceServices {

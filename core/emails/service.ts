@@ -23,7 +23,7 @@ import { allRecipientsInvalid, checkSandbox, recipientFates, type RecipientFate 
 import { cancelEmail, rescheduleEmail } from './schedule.js';
 import type { SendEmailInput } from './types.js';
 import { normaliseSend } from './validate.js';
-import { isOnboardingDomain, onboardingDomain } from './onboarding.js';
+import { isOnboardingDomain, onboardingAddress, onboardingDomain } from './onboarding.js';
 import { emailView, type EmailView } from './view.js';
 
 export interface EmailsServiceDeps {
@@ -166,6 +166,24 @@ export function emailsService(deps: EmailsServiceDeps) {
       return answer;
     },
 
+    /**
+     * `svc admin send-test`: one short email through the ordinary send path, as the team (no key);
+     * from the onboarding sender unless `from` is given, so a mailbox simulator address needs nothing else.
+     */
+    async sendTest(teamId: string, input: OperatorTestInput): Promise<{ id: string; from: string }> {
+      if (typeof input.to !== 'string' || input.to.trim() === '') throw missingField('to');
+      if (input.from !== undefined && typeof input.from !== 'string') throw validationError(422, 'from', '`from` must be an email address.');
+      const from = (input.from as string | undefined) || `svc test <${onboardingAddress(deps.simulatorDomain)}>`;
+      const now = deps.clock.now().toISOString();
+      const prepared = await prepare({ teamId, apiKeyId: null, domainId: null }, {
+        from, to: input.to.trim(), subject: `svc test send ${now}`, text: `A test email sent by the operator (svc admin send-test) at ${now}.`,
+      }, undefined);
+      const answer = { id: prepared.email.id };
+      await commit([prepared], async () => {}, answer);
+      deps.logger.info({ emailId: answer.id, teamId }, 'operator test send accepted');
+      return { ...answer, from };
+    },
+
     list: (teamId: string, raw: RawEmailListQuery) => listEmails(emailsRepo(deps.db), teamId, raw),
     cancel: (teamId: string, id: string) => cancelEmail(deps, teamId, id),
     reschedule: (teamId: string, id: string, scheduledAt: string | undefined) => rescheduleEmail(deps, teamId, id, scheduledAt),
@@ -180,6 +198,12 @@ export interface TemplateTestInput {
   variables?: Record<string, unknown> | null;
   from?: string;
   subject?: string;
+}
+
+/** `svc admin send-test`: the recipient, and a From address on one of the team's verified domains (default: the onboarding sender). */
+export interface OperatorTestInput {
+  to?: unknown;
+  from?: unknown;
 }
 
 /** What the emails of one batch share: bulk counts so far, from-domain lookups, recipient-domain verdicts. */
