@@ -230,20 +230,6 @@ t.test('every role unit is Type=notify with a watchdog and the sandbox systemd-a
   }
 });
 
-// The exposure score of `systemd-analyze security` for each role unit, read from the unit file
-// alone (--offline). 10 is unprotected; below 2 it says OK. The bar: as good as the role allows.
-t.test('systemd-analyze security --offline scores every role unit', { skip: !hasTool('systemd-analyze') && 'no systemd-analyze here' }, async (t) => {
-  for (const name of Object.values(roleUnits)) {
-    const run = spawnSync('systemd-analyze', ['security', '--offline=true', '--no-pager', join(unitDir, name)], { encoding: 'utf8' });
-    const score = /Overall exposure level for \S+: (\d+\.\d+) (\S+)/.exec(run.stdout);
-    t.ok(score, `${name}: ${run.stdout.slice(-200)}${run.stderr}`);
-    if (!score) continue;
-    const bar = name === roleUnits.inbound ? 2.0 : 1.5;
-    t.ok(Number(score[1]) <= bar, `${name}: exposure ${score[1]} ${score[2]}, at most ${bar}`);
-    t.equal(score[2], 'OK', name);
-  }
-});
-
 t.test('enabling svc.target enables every role', { skip: !hasTool('systemctl') && 'no systemctl here' }, async (t) => {
   const run = spawnSync('systemctl', [`--root=${sysRoot}`, 'enable', 'svc.target'], { encoding: 'utf8' });
   t.equal(run.status, 0, 'systemctl enable');
