@@ -26,6 +26,7 @@ import type { TrackingService } from '../core/tracking/index.js';
 import type { BroadcastsService } from '../core/broadcasts/index.js';
 import type { EventsService } from '../core/events/index.js';
 import type { AutomationsService } from '../core/automations/index.js';
+import type { DnsCheckOptions, DnsCheckReport } from '../dns/self-check.js';
 
 /**
  * Everything the HTTP layer uses, built once by the entry point and passed in: the contract layer's
@@ -62,6 +63,8 @@ export interface FoundationServices {
   requestLogs: RequestLogsService;
   /** `svc admin backup`: the online backup of the database and the spool (admin socket only). */
   backup: BackupService;
+  /** `svc admin check dns`: the appliance's own DNS and port 25, as the Internet sees them (admin socket only). */
+  checkDns(options: DnsCheckOptions): Promise<DnsCheckReport>;
 }
 
 export interface AudienceServices {

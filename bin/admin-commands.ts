@@ -3,6 +3,7 @@ import { adminCall } from './admin-client.js';
 import { groupHelp, helpText, parseCommand, UsageError, type CommandSpec, type Values } from './cli-args.js';
 import { teamCommands } from './admin-team-commands.js';
 import { queueCommands } from './admin-queue-commands.js';
+import { applianceCommands } from './admin-appliance-commands.js';
 
 /** One admin socket call: the answer's body, or undefined once the error was printed. */
 export type Call = (method: string, path: string, body?: unknown) => Promise<Record<string, unknown> | undefined>;
@@ -133,6 +134,7 @@ const commands: AdminCommand[] = [
   },
   ...teamCommands,
   ...queueCommands,
+  ...applianceCommands,
 ];
 
 const adminHelp = () => groupHelp('usage: svc admin COMMAND … (each command takes --help)', commands,

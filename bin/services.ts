@@ -20,6 +20,7 @@ import { savedBlocksService, templateSends, templatesService } from '../core/tem
 import type { DnsResolver } from '../dns/resolver.js';
 import type { SecretBox } from '../storage/files/index.js';
 import { regionDirectory, type RegionDirectory } from '../core/regions.js';
+import { regionNames } from '../core/regions.js';
 import { domainLookup, domainsService, type DomainLookup, type DomainsDeps } from '../core/domains/index.js';
 import { cachedResolver } from '../dns/cache.js';
 import { redisDnsCacheStore } from '../storage/redis/index.js';
@@ -33,6 +34,8 @@ import { cloudflareClient } from '../net/cloudflare.js';
 import { metricsRollup, metricsService, rollupWork, type MetricsRollup } from '../core/metrics/index.js';
 import { durableWorker, type DurableWorker } from '../core/work/index.js';
 import { backupService } from '../core/backup.js';
+import { dnsSelfCheck } from '../dns/self-check.js';
+import { tcpPortProbe } from '../net/port-probe.js';
 import { consentHasher, contactPropertiesService, contactsService, planContactLimit, type ConsentHasher, type ContactLimitOf } from '../core/contacts/index.js';
 import { topicsService } from '../core/topics/index.js';
 import { preferencesService } from '../core/preferences/index.js';
@@ -194,6 +197,10 @@ function foundationServices(input: ServicesInput, repos: Repos, domains: DomainL
     teams: teamsService({ db: database.db, clock, logger, plans }),
     requestLogs: requestLogsService(repos.requestLogs),
     backup: backupService({ database, spoolDir, dataDir: config.data_dir, clock, logger }),
+    checkDns: dnsSelfCheck({
+      resolver: input.resolver, hostname: input.hostname, probe: tcpPortProbe(input.resolver),
+      regions: regionNames.map(regionDirectory(input.hostname, config.regions)),
+    }),
   };
 }
 

@@ -10,6 +10,7 @@ import { groupHelp, helpText, parseCommand, UsageError, type CommandSpec } from 
 // The roles and their libraries load only for `svc start`: admin and config commands stay quick.
 import { roles, type Role } from './role-names.js';
 import { readVersion } from './version.js';
+import { systemdNotifier } from './systemd-notify.js';
 
 const listProblem = (value: string, known: readonly string[], what: string) => {
   const unknown = value.split(',').map((v) => v.trim()).find((v) => !known.includes(v));
@@ -112,10 +113,16 @@ async function start(config: Config, asked: Role[]): Promise<number> {
   });
   const { startAppliance } = await import('./appliance.js');
   const appliance = await startAppliance({ config, roles: asked, logger, version: readVersion() });
+  // Under systemd (Type=notify): ready only now that every role listens; then the watchdog pings.
+  const notifier = systemdNotifier({ env: process.env, pid: process.pid, logger });
+  await notifier.ready(`serving ${asked.join(', ')}`);
+  notifier.startWatchdog();
   // systemctl reload: a renewed TLS certificate is taken without dropping a session.
   process.on('SIGHUP', () => { appliance.reload().catch((err: Error) => logger.error({ err: err.message }, 'reload failed')); });
   await stopAsked;
   logger.info({}, 'stopping');
+  notifier.close();
+  await notifier.stopping();
   // systemd allows 30 s; leave some of it as a margin.
   const forced = setTimeout(() => { logger.error({}, 'stop took too long, exiting'); process.exit(1); }, 25_000);
   await appliance.stop();

@@ -8,7 +8,8 @@ import { isNotFound, type DnsResolver } from '../dns/resolver.js';
 // link-local or cloud metadata, never a name that does not resolve. The same judgement runs when
 // an endpoint is saved and again, on the addresses actually connected to, at every connection.
 
-export type AddressVerdict = { ok: true } | { ok: false; reason: string };
+/** `allowable`: refused only because the operator's switch for private ranges is off. */
+export type AddressVerdict = { ok: true } | { ok: false; reason: string; allowable?: boolean };
 
 /** Cloud metadata services: refused whatever the operator allows. */
 const metadataAddresses = new Set(['169.254.169.254', '169.254.170.2', '100.100.100.200', 'fd00:ec2::254']);
@@ -25,7 +26,7 @@ export function judgeAddress(address: string, allowPrivate: boolean): AddressVer
   const range = parsed.range();
   if (range === 'unicast') return { ok: true };
   if (allowPrivate && privateRanges.has(range)) return { ok: true };
-  return { ok: false, reason: `${normal} is in the ${range} range` };
+  return { ok: false, reason: `${normal} is in the ${range} range`, ...(privateRanges.has(range) ? { allowable: true } : {}) };
 }
 
 export interface ResolvedHost {
@@ -34,6 +35,10 @@ export interface ResolvedHost {
 
 export class UnroutableError extends Error {
   readonly code = 'ERR_SVC_UNROUTABLE';
+  /** Refused only for a loopback or private address: the operator's `*_allow_private` switch would let it through. */
+  constructor(message: string, readonly allowable = false) {
+    super(message);
+  }
 }
 
 /** Every address of a host name (A and AAAA through the injected resolver), each judged. */
@@ -46,10 +51,11 @@ export async function resolveAllowed(resolver: DnsResolver, hostname: string, al
       ? [{ address: '127.0.0.1', family: 4 }, { address: '::1', family: 6 }]
       : await lookupBoth(resolver, name);
   if (addresses.length === 0) throw new UnroutableError(`${name} does not resolve`);
-  for (const { address } of addresses) {
-    const verdict = judgeAddress(address, allowPrivate);
-    if (!verdict.ok) throw new UnroutableError(`${name} resolves to a refused address: ${verdict.reason}`);
-  }
+  const refused = addresses.map(({ address }) => judgeAddress(address, allowPrivate))
+    .filter((v): v is Extract<AddressVerdict, { ok: false }> => !v.ok);
+  // A metadata address beside a private one is named first: no switch would let that host through.
+  const worst = refused.find((v) => !v.allowable) ?? refused[0];
+  if (worst) throw new UnroutableError(`${name} resolves to a refused address: ${worst.reason}`, !!worst.allowable);
   return addresses;
 }
 
@@ -77,13 +83,20 @@ export interface CheckedUrl {
   hostname: string;
 }
 
-/** checkEndpointUrl as the webhooks area asks it: a verdict rather than a thrown refusal. */
+/** The setting that lets webhook endpoints on loopback and private addresses through (config/schema.ts). */
+const webhooksPrivateHint = 'the operator allows loopback and private endpoints for local testing with the '
+  + 'webhooks_allow_private setting (SVC_WEBHOOKS_ALLOW_PRIVATE=true)';
+
+/**
+ * checkEndpointUrl as the webhooks area asks it: a verdict rather than a thrown refusal. A URL
+ * refused only for its loopback or private address names the setting that would allow it.
+ */
 export function endpointUrlPolicy(resolver: DnsResolver, allowPrivate: boolean) {
   return async (raw: string): Promise<{ ok: true; href: string } | { ok: false; reason: string }> => {
     try {
       return { ok: true, href: (await checkEndpointUrl(raw, resolver, allowPrivate)).href };
     } catch (err) {
-      if (err instanceof UnroutableError) return { ok: false, reason: err.message };
+      if (err instanceof UnroutableError) return { ok: false, reason: err.allowable ? `${err.message}; ${webhooksPrivateHint}` : err.message };
       throw err;
     }
   };

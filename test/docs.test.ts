@@ -5,6 +5,8 @@ import { promisify } from 'node:util';
 import t from 'tap';
 import { schema, envName } from '../config/schema.js';
 import { startTestAppliance } from './helpers/appliance.js';
+import { waitFor } from './helpers/deadline.js';
+import { call } from './helpers/http.js';
 
 // Tests run from dist/test; the docs live at the repository root.
 const root = new URL('../../', import.meta.url);
@@ -47,7 +49,8 @@ t.test('the README\'s SDK snippet runs as written, with the variables the README
   const snippet = /From an SDK[^]*?```js\n([^]*?)```/.exec(readme)?.[1];
   t.ok(snippet, 'the README has an SDK snippet');
   if (!snippet) return;
-  const app = await startTestAppliance();
+  // A fresh appliance as `make run` starts it (every sending role), no domain and no DNS.
+  const app = await startTestAppliance({ roles: ['api', 'outbound'] });
   t.teardown(() => app.stop());
   const team = await app.newTeam('Readme');
   // Inside the project so that `resend` resolves from its node_modules, as after `npm install resend`.
@@ -57,6 +60,12 @@ t.test('the README\'s SDK snippet runs as written, with the variables the README
   const run = await promisify(execFile)(process.execPath, [file], {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', RESEND_API_KEY: team.token, RESEND_BASE_URL: app.baseUrl }, timeout: 30_000,
   });
-  t.match(run.stdout, team.keyId, 'it lists the key it was given');
-  t.notMatch(run.stdout, /statusCode|name: '[a-z_]+_error'/, 'and no error');
+  t.notMatch(run.stdout, /statusCode|name: '[a-z_]+_error'/, 'no error');
+  const id = /id: '([0-9a-f-]{36})'/.exec(run.stdout)?.[1];
+  t.ok(id, `it prints the email's id: ${run.stdout}`);
+  const email = await waitFor('the first email delivered by the simulator', async () => {
+    const got = await call(app.baseUrl, 'GET', `/emails/${id}`, { token: team.token });
+    return got.body.last_event === 'delivered' ? got.body : undefined;
+  });
+  t.match(email, { from: /onboarding@simulator\.svc\.invalid/, to: ['delivered@simulator.svc.invalid'] });
 });

@@ -213,6 +213,23 @@ t.test('systemd-analyze verify accepts the installed units', { skip: !hasTool('s
   t.same(ours, [], 'no complaint about our units');
 });
 
+t.test('every role unit is Type=notify with a watchdog and the sandbox systemd-analyze security asks for', async (t) => {
+  for (const name of Object.values(roleUnits)) {
+    const unit = units.get(name)!;
+    t.equal(one(unit, 'Service.Type'), 'notify', `${name}: READY=1 once listening`);
+    t.equal(one(unit, 'Service.NotifyAccess'), 'all', `${name}: systemd-notify, a child, may send`);
+    t.equal(one(unit, 'Service.WatchdogSec'), '30s', name);
+    t.same(unit.get('Service.SystemCallFilter'), ['@system-service', '~@privileged @resources'], name);
+    t.equal(one(unit, 'Service.SystemCallErrorNumber'), 'EPERM', `${name}: a refused call fails, it does not kill`);
+    for (const [key, value] of [['ProtectProc', 'invisible'], ['ProcSubset', 'pid'], ['RemoveIPC', 'yes'], ['PrivateMounts', 'yes']]) {
+      t.equal(one(unit, `Service.${key}`), value, `${name}: ${key}`);
+    }
+    t.equal(one(unit, 'Service.PrivateUsers'), name === roleUnits.inbound ? undefined : 'yes',
+      `${name}: PrivateUsers${name === roleUnits.inbound ? ' off: a capability in a user namespace cannot bind port 25' : ''}`);
+    t.notOk(unit.has('Service.MemoryDenyWriteExecute'), `${name}: V8's JIT needs W+X memory`);
+  }
+});
+
 t.test('enabling svc.target enables every role', { skip: !hasTool('systemctl') && 'no systemctl here' }, async (t) => {
   const run = spawnSync('systemctl', [`--root=${sysRoot}`, 'enable', 'svc.target'], { encoding: 'utf8' });
   t.equal(run.status, 0, 'systemctl enable');

@@ -3,6 +3,7 @@ import type { ApiDeps } from '../deps.js';
 import { missingField } from '../../core/errors.js';
 import { teamRoutes } from './teams.js';
 import { queueRoutes } from './queue.js';
+import { applianceRoutes } from './appliance.js';
 
 export interface AdminStatus {
   version: string;
@@ -47,6 +48,7 @@ export function adminRouter(deps: ApiDeps, status: () => AdminStatus): Router {
   });
   teamRoutes(router, deps);
   queueRoutes(router, deps);
+  applianceRoutes(router, deps);
   router.post('/api-keys', async (req, res) => {
     const { team: teamRef, ...input } = (req.body ?? {}) as Record<string, unknown>;
     if (typeof teamRef !== 'string') throw missingField('team');

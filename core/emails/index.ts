@@ -17,3 +17,4 @@ export * from './queue-view.js';
 export * from './view.js';
 export type { AttachmentInput, SendEmailInput } from './types.js';
 export { addressKey, parseMailboxes, type Mailbox } from './addresses.js';
+export { onboardingAddress } from './onboarding.js';

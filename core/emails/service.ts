@@ -23,6 +23,7 @@ import { allRecipientsInvalid, checkSandbox, recipientFates, type RecipientFate 
 import { cancelEmail, rescheduleEmail } from './schedule.js';
 import type { SendEmailInput } from './types.js';
 import { normaliseSend } from './validate.js';
+import { isOnboardingDomain, onboardingAddress, onboardingDomain } from './onboarding.js';
 import { emailView, type EmailView } from './view.js';
 
 export interface EmailsServiceDeps {
@@ -73,7 +74,9 @@ export function emailsService(deps: EmailsServiceDeps) {
     const send = normaliseSend(input, now);
     send.template = templated?.template ?? null;
     // A batch's emails nearly always share their from-domain: looked up (and its key opened) once.
-    const domain = await memo(batch?.domains, send.from.domain, () => deps.domains.sendingDomain(caller.teamId, send.from.domain));
+    const domain = isOnboardingDomain(send.from.domain, deps.simulatorDomain)
+      ? onboardingDomain(caller.teamId, send, deps.simulatorDomain)
+      : await memo(batch?.domains, send.from.domain, () => deps.domains.sendingDomain(caller.teamId, send.from.domain));
     if (!domain) {
       throw validationError(403, 'from', `The ${send.from.domain} domain is not verified. Please add and verify your domain.`);
     }
@@ -184,6 +187,24 @@ export function emailsService(deps: EmailsServiceDeps) {
       return answer;
     },
 
+    /**
+     * `svc admin send-test`: one short email through the ordinary send path, as the team (no key);
+     * from the onboarding sender unless `from` is given, so a mailbox simulator address needs nothing else.
+     */
+    async sendTest(teamId: string, input: OperatorTestInput): Promise<{ id: string; from: string }> {
+      if (typeof input.to !== 'string' || input.to.trim() === '') throw missingField('to');
+      if (input.from !== undefined && typeof input.from !== 'string') throw validationError(422, 'from', '`from` must be an email address.');
+      const from = (input.from as string | undefined) || `svc test <${onboardingAddress(deps.simulatorDomain)}>`;
+      const now = deps.clock.now().toISOString();
+      const prepared = await prepare({ teamId, apiKeyId: null, domainId: null }, {
+        from, to: input.to.trim(), subject: `svc test send ${now}`, text: `A test email sent by the operator (svc admin send-test) at ${now}.`,
+      }, undefined);
+      const answer = { id: prepared.email.id };
+      await commit([prepared], async () => {}, answer);
+      deps.logger.info({ emailId: answer.id, teamId }, 'operator test send accepted');
+      return { ...answer, from };
+    },
+
     list: (teamId: string, raw: RawEmailListQuery) => listEmails(emailsRepo(deps.db), teamId, raw),
     cancel: (teamId: string, id: string) => cancelEmail(deps, teamId, id),
     reschedule: (teamId: string, id: string, scheduledAt: string | undefined) => rescheduleEmail(deps, teamId, id, scheduledAt),
@@ -205,6 +226,12 @@ export interface StagedSend {
   id: string;
   commit(trx: Db): Promise<void>;
   accepted(): void;
+}
+
+/** `svc admin send-test`: the recipient, and a From address on one of the team's verified domains (default: the onboarding sender). */
+export interface OperatorTestInput {
+  to?: unknown;
+  from?: unknown;
 }
 
 /** What the emails of one batch share: bulk counts so far, from-domain lookups, recipient-domain verdicts. */

@@ -10,7 +10,8 @@ export type ZoneRecord =
   | { type: 'MX'; exchange: string; priority: number }
   | { type: 'TXT'; value: string | string[] }
   | { type: 'CNAME'; value: string }
-  | { type: 'NS'; value: string };
+  | { type: 'NS'; value: string }
+  | { type: 'PTR'; value: string };
 
 /** name → records; or a failure the server plays for that name. Names are absolute, no dot at the end. */
 export type Zone = Map<string, ZoneRecord[] | 'SERVFAIL' | 'TIMEOUT'>;

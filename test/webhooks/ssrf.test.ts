@@ -67,6 +67,20 @@ t.test('switch off: every loopback, private, link-local, metadata, mapped, odd-f
   t.equal(receiver.requests.length, 0, 'nothing was connected to');
 });
 
+t.test('a loopback or private endpoint refused names the setting that allows it; other refusals do not', async (t) => {
+  const { token } = await strict.newTeam('Hint');
+  for (const endpoint of ['http://127.0.0.1:8080/hook', 'http://localhost/hook', 'http://loop.example.test/', 'http://10.0.0.1/']) {
+    const r = await tryCreate(strict, token, endpoint);
+    t.equal(r.status, 422, endpoint);
+    t.match(r.body.message, /webhooks_allow_private setting \(SVC_WEBHOOKS_ALLOW_PRIVATE=true\)/, endpoint);
+  }
+  for (const endpoint of ['http://169.254.169.254/', 'http://meta.example.test/', 'http://nothing.example.test/', 'http://[fe80::1]/']) {
+    const r = await tryCreate(strict, token, endpoint);
+    t.equal(r.status, 422, endpoint);
+    t.notMatch(r.body.message, /allow_private/, `${endpoint}: no switch would let it through`);
+  }
+});
+
 t.test('update is judged the same way', async (t) => {
   const { token } = await strict.newTeam('Update');
   const r = await tryCreate(strict, token, 'https://public.example.test/hook');
