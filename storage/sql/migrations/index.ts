@@ -17,6 +17,7 @@ import * as m015 from './015_contact_imports.js';
 import * as m017 from './017_queue_tools.js';
 import * as m019 from './019_templates.js';
 import * as m023 from './023_outbound_tls.js';
+import * as m025 from './025_outbound_leases.js';
 
 // Numbered, applied in order at start. Written with Kysely's schema builder so the same
 // migrations run on SQLite and on PostgreSQL.
@@ -39,4 +40,5 @@ export const migrations: Record<string, Migration> = {
   '017_queue_tools': m017,
   '019_templates': m019,
   '023_outbound_tls': m023,
+  '025_outbound_leases': m025,
 };
