@@ -37,15 +37,28 @@ export interface OutboundRole {
  * lease lapsed) are made ambiguous, never resent: at start and on every lease tick. `localTrace`:
  * this process serves the admin socket too, so attempts reach `svc admin trace` without Redis.
  */
-export async function startOutboundRole(services: Services, config: Config, options: { localTrace?: boolean } = {}): Promise<OutboundRole> {
+export interface OutboundOptions {
+  localTrace?: boolean;
+  /** The process's data folder lock (`token`) and the holders of its outbound locks it took over (processes that died). */
+  lock?: { token: string; replaced: readonly { name: string; pid: number; token: string }[] };
+}
+
+/** An outbound process's node id: its host, pid and data folder lock, so a successor on the folder can name a dead one's. */
+export const outboundNodeId = (host: string, pid: number, lockToken: string) => `${host}/${pid}/${lockToken.slice(0, 8)}`;
+
+export async function startOutboundRole(services: Services, config: Config, options: OutboundOptions = {}): Promise<OutboundRole> {
   const names = servedRegions(config);
   const { database, clock, logger } = services;
   const recorder = services.sending.recorder;
   // New at every start: a restarted process must not take its predecessor's leases for its own.
-  const node = `${hostname()}/${process.pid}/${randomBytes(4).toString('hex')}`;
+  const node = outboundNodeId(hostname(), process.pid, options.lock?.token ?? randomBytes(4).toString('hex'));
+  // Outbound processes of this folder that died (their locks were taken over): no need to wait
+  // for their leases to lapse. Only on this host: a node elsewhere is never named here.
+  const dead = (options.lock?.replaced ?? []).filter((h) => h.name.startsWith('outbound-')).map((h) => outboundNodeId(hostname(), h.pid, h.token));
   const leaseMs = config.outbound_lease_s * 1000;
   const claims = new QueueClaims({ db: database.db, clock, logger, node, leaseMs, slots: destinationSlots(services.redis) });
-  await recorder.recoverInterrupted(names, node);
+  await recorder.recoverInterrupted(names, node, dead);
+  await claims.forgetDead(names, dead);
   // svc admin trace: straight to this process's admin socket, or through Redis to the api process's.
   const trace = services.sending.traces.sink(!!options.localTrace);
   const builder = messageBuilder(config.outbound_sign_threads >= 0 ? config.outbound_sign_threads : undefined);

@@ -198,14 +198,15 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
    * Recipients a stopped process left in `submitting` may have had their data sent: ambiguous.
    * Only rows whose lease lapsed (their process died, or stopped before leases existed): another
    * live process's submissions are its own. Each is claimed first, so two processes recovering
-   * at once never both record it. `owner`: the recovering process's node id.
+   * at once never both record it. `owner`: the recovering process's node id; `deadOwners`: node ids
+   * of processes known dead (the predecessors on this data folder), whose rows need no lapse.
    */
-  const recoverInterrupted = async (regions: readonly string[], owner = `recovery-${newId()}`): Promise<number> => {
+  const recoverInterrupted = async (regions: readonly string[], owner = `recovery-${newId()}`, deadOwners: readonly string[] = []): Promise<number> => {
     let total = 0;
     for (;;) {
       const now = deps.clock.now();
       const lease = { owner, until: new Date(now.getTime() + 60_000).toISOString() };
-      const rows = await inRelaxedWriteTransaction(deps.db, (trx) => claimLapsedSubmissions(trx, regions, now.toISOString(), lease, 500));
+      const rows = await inRelaxedWriteTransaction(deps.db, (trx) => claimLapsedSubmissions(trx, regions, now.toISOString(), lease, 500, deadOwners));
       for (const row of rows) await record(row.id, { kind: 'ambiguous', reason: 'interrupted: the process stopped during the submission, the data may have been sent' }, { owner });
       total += rows.length;
       if (rows.length < 500) break;

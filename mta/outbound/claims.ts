@@ -2,7 +2,7 @@ import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
 import type { Db } from '../../storage/sql/index.js';
 import { inRelaxedWriteTransaction } from '../../storage/sql/index.js';
-import { claimDueRecipients, releaseRecipientLeases, renewRecipientLeases } from '../../storage/repos/index.js';
+import { claimDueRecipients, releaseDeadLeases, releaseRecipientLeases, renewRecipientLeases } from '../../storage/repos/index.js';
 import type { EmailRecipientRow } from '../../storage/repos/index.js';
 import type { DestinationSlots, SlotRequest } from '../../storage/redis/index.js';
 
@@ -58,6 +58,18 @@ export class QueueClaims {
   /** Gives back queued recipients this process will not attempt (it stops): others take them at once. */
   async release(ids: readonly string[]): Promise<void> {
     if (ids.length) await inRelaxedWriteTransaction(this.deps.db, (trx) => releaseRecipientLeases(trx, ids, this.deps.node));
+  }
+
+  /**
+   * Frees at once what processes known dead held (the predecessors on this data folder, whose
+   * locks this process took over): their queued recipients and their destination slots.
+   */
+  async forgetDead(regions: readonly string[], dead: readonly string[]): Promise<void> {
+    if (dead.length === 0) return;
+    const freed = await inRelaxedWriteTransaction(this.deps.db, (trx) => releaseDeadLeases(trx, regions, dead));
+    let slots = 0;
+    for (const region of regions) slots += await this.deps.slots?.releaseNodes(region, dead).catch(() => 0) ?? 0;
+    this.deps.logger.info({ dead, recipients: freed, slots }, 'claims of a dead predecessor freed');
   }
 
   private slot(row: EmailRecipientRow): SlotRequest {

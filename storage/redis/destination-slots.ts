@@ -63,6 +63,8 @@ export interface DestinationSlots {
   /** Extends the slots still held. */
   renew(held: readonly SlotRequest[], ttlMs: number): Promise<void>;
   release(slot: SlotRequest): Promise<void>;
+  /** Drops every slot of the region these node ids hold (processes known dead): their successor need not wait for the lapse. */
+  releaseNodes(region: string, nodes: readonly string[]): Promise<number>;
 }
 
 export function destinationSlots(redis: RedisClient): DestinationSlots {
@@ -81,6 +83,21 @@ export function destinationSlots(redis: RedisClient): DestinationSlots {
     },
     async release(slot) {
       await redis.zrem(key(slot), slot.holder);
+    },
+    async releaseNodes(region, nodes) {
+      if (nodes.length === 0) return 0;
+      let removed = 0;
+      const pattern = `${redisKeys.destinationSlots(region, '')}*`;
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', '200');
+        cursor = next;
+        for (const k of keys) {
+          const theirs = (await redis.zrange(k, '0', '-1')).filter((m) => nodes.some((n) => m.startsWith(`${n}|`)));
+          if (theirs.length) removed += await redis.zrem(k, ...theirs);
+        }
+      } while (cursor !== '0');
+      return removed;
     },
   };
 }

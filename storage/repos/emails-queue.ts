@@ -94,10 +94,14 @@ export function claimDueRecipients(db: Db, regions: readonly string[], now: stri
  * Claims `submitting` recipients whose holder's lease lapsed (or that never had one: left by a
  * process before leases), so their recovery (ambiguous: never resent) is this process's alone.
  */
-export function claimLapsedSubmissions(db: Db, regions: readonly string[], now: string, lease: RecipientLease, limit: number): Promise<EmailRecipientRow[]> {
-  // Never the claimer's own: its submissions are in flight in this very process.
+export function claimLapsedSubmissions(
+  db: Db, regions: readonly string[], now: string, lease: RecipientLease, limit: number, deadOwners: readonly string[] = [],
+): Promise<EmailRecipientRow[]> {
+  // Never the claimer's own: its submissions are in flight in this very process. A process known
+  // dead (`deadOwners`) needs no lapse.
+  const free = (eb: any) => (deadOwners.length ? eb.or([leaseFree(now)(eb), eb('lease_owner', 'in', deadOwners)]) : leaseFree(now)(eb));
   const chosen = db.selectFrom('email_recipients').select('id')
-    .where('state', '=', 'submitting').where('region', 'in', regions).where(leaseFree(now))
+    .where('state', '=', 'submitting').where('region', 'in', regions).where(free)
     .where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_owner', '<>', lease.owner)])).limit(limit);
   return claimLeased<EmailRecipientRow>(db, {
     table: 'email_recipients', chosen, set: { lease_owner: lease.owner, lease_until: lease.until }, still: { column: 'state', values: ['submitting'] },
@@ -111,6 +115,14 @@ export async function renewRecipientLeases(db: Db, ids: readonly string[], lease
     .where('id', 'in', ids).where('lease_owner', '=', lease.owner).where('state', 'in', ['queued', 'submitting'])
     .returning('id').execute();
   return rows.map((r) => r.id);
+}
+
+/** Frees the queued recipients processes known dead had claimed (their successor on the same folder knows): claimable at once. */
+export async function releaseDeadLeases(db: Db, regions: readonly string[], deadOwners: readonly string[]): Promise<number> {
+  if (deadOwners.length === 0) return 0;
+  const r = await db.updateTable('email_recipients').set({ lease_owner: null, lease_until: null })
+    .where('region', 'in', regions).where('state', '=', 'queued').where('lease_owner', 'in', deadOwners).executeTakeFirst();
+  return Number(r.numUpdatedRows);
 }
 
 /** Gives back queued recipients the owner claimed but will not attempt (a stop): others take them at once. */
