@@ -66,7 +66,7 @@ export const schema = {
   webhooks_poll_ms: { type: 'int', default: 500, min: 10, max: 60000, doc: 'How often the webhook dispatcher (jobs role) looks for new events and due retries.' },
   webhooks_retention_days: { type: 'int', default: 30, min: 1, max: 3650, doc: 'Days delivered and failed webhook messages (and their attempts) are kept before the pruning job deletes them.' },
   events_retention_days: { type: 'int', default: 30, min: 1, max: 3650, doc: 'Days an outbox event is kept once the webhook dispatcher and the metrics rollup have read it; an event a webhook message still refers to (for retries and replays) is kept until that message is pruned.' },
-  outbound_regions: { type: 'list', default: [], doc: 'Regions whose outbound queues this process serves (comma-separated); empty serves every region. Several processes (on one box or several, sharing the database and Redis) may serve one region.' },
+  outbound_regions: { type: 'list', default: [], doc: 'Regions whose outbound queues this process serves (comma-separated); empty serves every region. Several processes with data folders of their own, on one PostgreSQL and Redis, may serve one region (docs/operations.md, Running a second node).' },
   outbound_sign_threads: { type: 'int', default: -1, min: -1, max: 16, doc: 'Worker threads that compose and DKIM-sign outbound mail; -1 is one per spare core (at most 4), 0 signs on the main thread.' },
   outbound_relay: { type: 'string', default: '', doc: 'Smarthost (host:port) every outbound message is relayed through instead of the recipient\'s MX; empty delivers directly.' },
   outbound_port: { type: 'int', default: 25, min: 1, max: 65535, doc: 'TCP port of the recipient MX hosts outbound mail connects to (25; test rigs may listen elsewhere).' },
