@@ -106,7 +106,8 @@ export class RegionQueue {
     this.buffer = [];
     clearTimeout(this.timer);
     clearInterval(this.leaseTimer);
-    await this.deps.claims.release(unattempted).catch((err: unknown) => this.log.warn({ err }, 'claimed recipients not given back: another process takes them after the lease'));
+    await this.deps.claims.release(unattempted)
+      .catch((err: unknown) => this.log.warn({ err }, 'claimed recipients not given back: another process takes them after the lease'));
     const all = Promise.allSettled([...this.inflight.values()]);
     await Promise.race([all, new Promise((r) => setTimeout(r, graceMs).unref())]);
   }

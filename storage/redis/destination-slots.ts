@@ -72,7 +72,8 @@ export function destinationSlots(redis: RedisClient): DestinationSlots {
   return {
     async acquire(requests, limit, ttlMs) {
       if (requests.length === 0) return [];
-      const granted = await runScript(redis, scripts.acquire, requests.map(key), [String(ttlMs), String(limit), ...requests.map((r) => r.holder)]) as number[];
+      const args = [String(ttlMs), String(limit), ...requests.map((r) => r.holder)];
+      const granted = await runScript(redis, scripts.acquire, requests.map(key), args) as number[];
       return granted.map((g) => g === 1);
     },
     async renew(held, ttlMs) {

@@ -80,13 +80,16 @@ const leaseFree = (now: string) => (eb: any) => eb.or([eb('lease_until', 'is', n
  * processes claiming at once pass over each other's rows; SQLite's one writer does the same.
  * Held, scheduled and every other state are never claimed: only `queued`.
  */
-export function claimDueRecipients(db: Db, regions: readonly string[], now: string, lease: RecipientLease, limit: number, exclude: readonly string[] = []): Promise<EmailRecipientRow[]> {
+export function claimDueRecipients(
+  db: Db, regions: readonly string[], now: string, lease: RecipientLease, limit: number, exclude: readonly string[] = [],
+): Promise<EmailRecipientRow[]> {
   let chosen = db.selectFrom('email_recipients').select('id')
     .where('region', 'in', regions).where('state', '=', 'queued').where('next_attempt_at', '<=', now).where(leaseFree(now));
   if (exclude.length) chosen = chosen.where('id', 'not in', exclude);
   chosen = chosen.orderBy('next_attempt_at').limit(limit);
   return claimLeased<EmailRecipientRow>(db, {
-    table: 'email_recipients', chosen, set: { lease_owner: lease.owner, lease_until: lease.until }, still: { column: 'state', values: ['queued'] },
+    table: 'email_recipients', chosen, set: { lease_owner: lease.owner, lease_until: lease.until },
+    still: { column: 'state', values: ['queued'] },
   });
 }
 
@@ -99,12 +102,15 @@ export function claimLapsedSubmissions(
 ): Promise<EmailRecipientRow[]> {
   // Never the claimer's own: its submissions are in flight in this very process. A process known
   // dead (`deadOwners`) needs no lapse.
-  const free = (eb: any) => (deadOwners.length ? eb.or([leaseFree(now)(eb), eb('lease_owner', 'in', deadOwners)]) : leaseFree(now)(eb));
+  const free = (eb: any) => (deadOwners.length
+    ? eb.or([leaseFree(now)(eb), eb('lease_owner', 'in', deadOwners)])
+    : leaseFree(now)(eb));
   const chosen = db.selectFrom('email_recipients').select('id')
     .where('state', '=', 'submitting').where('region', 'in', regions).where(free)
     .where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_owner', '<>', lease.owner)])).limit(limit);
   return claimLeased<EmailRecipientRow>(db, {
-    table: 'email_recipients', chosen, set: { lease_owner: lease.owner, lease_until: lease.until }, still: { column: 'state', values: ['submitting'] },
+    table: 'email_recipients', chosen, set: { lease_owner: lease.owner, lease_until: lease.until },
+    still: { column: 'state', values: ['submitting'] },
   });
 }
 
@@ -152,11 +158,14 @@ export interface RecipientChange {
  * `owner`, only while that outbound process still holds the recipient's lease: an attempt's
  * changes are fenced by its claim.
  */
-export async function changeRecipient(db: Db, id: string, from: readonly RecipientState[], change: RecipientChange, at: string, owner?: string): Promise<boolean> {
+export async function changeRecipient(
+  db: Db, id: string, from: readonly RecipientState[], change: RecipientChange, at: string, owner?: string,
+): Promise<boolean> {
   // Every delivery runs two of these: compiled once per shape (the columns set, the states left).
   // As Kysely does, a column whose value is undefined is left as it is, not set to NULL.
   const columns = (Object.keys(change) as (keyof RecipientChange)[]).filter((c) => change[c] !== undefined).sort();
-  const update = shapedStatement(db, `changeRecipient|${columns.join(',')}|${from.length}|${owner === undefined ? '' : 'owned'}`, (m) => {
+  const shape = `changeRecipient|${columns.join(',')}|${from.length}|${owner === undefined ? '' : 'owned'}`;
+  const update = shapedStatement(db, shape, (m) => {
     let q = db.updateTable('email_recipients')
       .set({ ...Object.fromEntries(columns.map((c) => [c, m(c)])), updated_at: m('updated_at') })
       .where('id', '=', m('id')).where('state', 'in', from.map((_, i) => m(`from${i}`) as RecipientState));
