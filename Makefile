@@ -45,6 +45,7 @@ bench: build
 	node dist/bench/inbound-throughput.js
 	node dist/bench/metrics-query.js
 	node dist/bench/templates.js
+	node dist/bench/scale-out.js
 
 install: build
 	bash scripts/install.sh "$(PREFIX)" "$(SYSTEMD_DIR)"

@@ -13,7 +13,7 @@ import { clamdClient, parseClamdTarget, pingClamd } from '../scanner/clamd.js';
 import { systemClock, type Clock } from '../core/clock.js';
 import { storageProbe, type Probe } from '../core/health.js';
 import { freeBytes } from '../storage/files/index.js';
-import { makePrivateDir, lockDataFolder, FolderInUseError, type LockHolder } from '../storage/files/index.js';
+import { makePrivateDir, lockDataFolder, FolderInUseError, type FolderLock, type LockHolder } from '../storage/files/index.js';
 import { applianceServices, type Services } from './services.js';
 import { chooseClamd } from './scanner-choice.js';
 import { startApiRole } from './roles/api.js';
@@ -101,7 +101,7 @@ async function startOpening(options: StartOptions, opened: (() => unknown)[]): P
   if (serving) ops.watchDatabase(database, services.clock);
   const exposition = opsExposition(ops, redis, logger);
   for (const role of options.roles) {
-    const started = await startRole(role, services, options, mailHostname, exposition);
+    const started = await startRole(role, services, options, mailHostname, exposition, lock);
     watchRole(ops, started);
     running.push(started);
     opened.push(() => started.stop());
@@ -132,7 +132,7 @@ async function startOpening(options: StartOptions, opened: (() => unknown)[]): P
   };
 }
 
-async function startRole(role: Role, services: Services, options: StartOptions, mailHostname: string, metrics: MetricsExposition): Promise<RunningRole> {
+async function startRole(role: Role, services: Services, options: StartOptions, mailHostname: string, metrics: MetricsExposition, lock: FolderLock): Promise<RunningRole> {
   switch (role) {
     case 'api':
       return startApiRole(services, options.config, options.logger, metrics, options.roles);
@@ -142,7 +142,7 @@ async function startRole(role: Role, services: Services, options: StartOptions, 
       return startInboundRole(services, options.config, options.logger, mailHostname,
         reportHandler(services.receiving.feedback));
     case 'outbound':
-      return startOutboundRole(services, options.config, { localTrace: options.roles.includes('api') });
+      return startOutboundRole(services, options.config, { localTrace: options.roles.includes('api'), lock });
   }
 }
 

@@ -1,7 +1,7 @@
 import cron, { type ScheduledTask } from 'node-cron';
 import type { Logger } from '../core/logger.js';
 import type { RedisClient } from '../storage/redis/index.js';
-import { tryJobLock } from '../storage/redis/index.js';
+import { tryJobLock, tryJobRun } from '../storage/redis/index.js';
 
 export interface Job {
   name: string;
@@ -19,10 +19,15 @@ export interface Scheduler {
   stop(): Promise<void>;
 }
 
-/** Each job on its cron schedule; a Redis lock keeps two instances from running it at once. */
+/**
+ * Each job on its cron schedule; a Redis lock keeps two instances from running it at once, and a
+ * mark per cron tick keeps a second jobs process (another node, its clock a little behind) from
+ * running the same tick again after the first finished.
+ */
 export function startScheduler(jobs: readonly Job[], redis: RedisClient, logger: Logger): Scheduler {
   const running = new Set<Promise<unknown>>();
-  const runLocked = async (job: Job): Promise<boolean> => {
+  const runLocked = async (job: Job, tick?: Date): Promise<boolean> => {
+    if (tick && !(await tryJobRun(redis, job.name, tick, Math.max(job.leaseMs, 10 * 60_000)).catch(() => false))) return false;
     const release = await tryJobLock(redis, job.name, job.leaseMs).catch(() => undefined);
     if (!release) return false;
     const started = performance.now();
@@ -36,13 +41,13 @@ export function startScheduler(jobs: readonly Job[], redis: RedisClient, logger:
     }
     return true;
   };
-  const track = (job: Job) => {
-    const p = runLocked(job);
+  const track = (job: Job, tick?: Date) => {
+    const p = runLocked(job, tick);
     running.add(p);
     void p.finally(() => running.delete(p));
     return p;
   };
-  const tasks: ScheduledTask[] = jobs.map((job) => cron.schedule(job.schedule, () => void track(job), { name: job.name }));
+  const tasks: ScheduledTask[] = jobs.map((job) => cron.schedule(job.schedule, (context) => void track(job, context.date), { name: job.name }));
   return {
     async runNow(name) {
       const job = jobs.find((j) => j.name === name);

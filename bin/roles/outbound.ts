@@ -1,9 +1,12 @@
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Config } from '../../config/schema.js';
 import { isRegionName, regionNames, type RegionName } from '../../core/regions.js';
 import { suppressionsRepo } from '../../core/suppressions/index.js';
 import { ConfigError } from '../../config/load.js';
 import { emailsRepo } from '../../storage/repos/index.js';
-import { subscribeWake } from '../../storage/redis/index.js';
+import { destinationSlots, subscribeWake } from '../../storage/redis/index.js';
+import { QueueClaims } from '../../mta/outbound/claims.js';
 import { messageBuilder } from '../../mta/outbound/signing-pool.js';
 import { messageCache, type OutboundTracking } from '../../mta/outbound/messages.js';
 import { RegionQueue } from '../../mta/outbound/queue.js';
@@ -16,6 +19,8 @@ import type { Services } from '../services.js';
 
 export interface OutboundRole {
   name: 'outbound';
+  /** This process's node id: the owner of the recipients it claims (`lease_owner`). */
+  node: string;
   queues: RegionQueue[];
   /** Writes the TLS-RPT session counts held in memory now (tests; otherwise every 30 s and at stop). */
   flushTlsReport(): Promise<void>;
@@ -26,15 +31,34 @@ export interface OutboundRole {
 
 /**
  * svc's own MTA: one queue per region served by this process (`outbound_regions`, every region by
- * default). Each region connects with its own EHLO name and source address. Submissions a
- * previous process left half-done are made ambiguous first: never resent. `localTrace`: this
- * process serves the admin socket too, so attempts reach `svc admin trace` without Redis.
+ * default). Each region connects with its own EHLO name and source address. Several processes
+ * (on this box or others sharing the database and Redis) may serve one region: each claims
+ * recipients under a lease with its own node id. Submissions a dead process left half-done (their
+ * lease lapsed) are made ambiguous, never resent: at start and on every lease tick. `localTrace`:
+ * this process serves the admin socket too, so attempts reach `svc admin trace` without Redis.
  */
-export async function startOutboundRole(services: Services, config: Config, options: { localTrace?: boolean } = {}): Promise<OutboundRole> {
+export interface OutboundOptions {
+  localTrace?: boolean;
+  /** The process's data folder lock (`token`) and the holders of its outbound locks it took over (processes that died). */
+  lock?: { token: string; replaced: readonly { name: string; pid: number; token: string }[] };
+}
+
+/** An outbound process's node id: its host, pid and data folder lock, so a successor on the folder can name a dead one's. */
+export const outboundNodeId = (host: string, pid: number, lockToken: string) => `${host}/${pid}/${lockToken.slice(0, 8)}`;
+
+export async function startOutboundRole(services: Services, config: Config, options: OutboundOptions = {}): Promise<OutboundRole> {
   const names = servedRegions(config);
   const { database, clock, logger } = services;
   const recorder = services.sending.recorder;
-  await recorder.recoverInterrupted(names);
+  // New at every start: a restarted process must not take its predecessor's leases for its own.
+  const node = outboundNodeId(hostname(), process.pid, options.lock?.token ?? randomBytes(4).toString('hex'));
+  // Outbound processes of this folder that died (their locks were taken over): no need to wait
+  // for their leases to lapse. Only on this host: a node elsewhere is never named here.
+  const dead = (options.lock?.replaced ?? []).filter((h) => h.name.startsWith('outbound-')).map((h) => outboundNodeId(hostname(), h.pid, h.token));
+  const leaseMs = config.outbound_lease_s * 1000;
+  const claims = new QueueClaims({ db: database.db, clock, logger, node, leaseMs, slots: destinationSlots(services.redis) });
+  await recorder.recoverInterrupted(names, node, dead);
+  await claims.forgetDead(names, dead);
   // svc admin trace: straight to this process's admin socket, or through Redis to the api process's.
   const trace = services.sending.traces.sink(!!options.localTrace);
   const builder = messageBuilder(config.outbound_sign_threads >= 0 ? config.outbound_sign_threads : undefined);
@@ -61,16 +85,17 @@ export async function startOutboundRole(services: Services, config: Config, opti
       queue: new RegionQueue(region, {
         db: database.db, clock, logger, recorder, suppressions: suppressionsRepo(database.db), messageFor, route, pool, returnPaths: services.sending.returnPaths,
         simulatorDomain: config.mailbox_simulator_domain.toLowerCase(), pollMs: config.outbound_poll_s * 1000, wake: services.sending.wake,
-        metrics: services.metrics, trace, mtaSts, tlsReport,
+        metrics: services.metrics, trace, mtaSts, tlsReport, claims, leaseTickMs: Math.max(500, Math.floor(leaseMs / 3)),
       }),
     };
   });
   const byRegion = new Map(queues.map((q) => [q.queue.region.name as string, q.queue]));
   const subscription = await subscribeWake(services.redis, names, (region) => byRegion.get(region)?.wake());
   for (const { queue } of queues) queue.wake();
-  logger.info({ regions: names }, 'outbound queues started');
+  logger.info({ regions: names, node, leaseS: config.outbound_lease_s }, 'outbound queues started');
   return {
     name: 'outbound',
+    node,
     queues: queues.map((q) => q.queue),
     poke: () => { for (const { queue } of queues) queue.wake(); },
     flushTlsReport: async () => { await tlsReport?.flush(); },

@@ -1,9 +1,10 @@
 import type { Db } from '../../storage/sql/index.js';
 import { emailsRepo } from '../../storage/repos/index.js';
-import { changeRecipient, markEmailSent, recipientById, submittingRecipients } from '../../storage/repos/index.js';
+import { changeRecipient, claimLapsedSubmissions, markEmailSent, recipientById } from '../../storage/repos/index.js';
+import type { RecipientChange } from '../../storage/repos/index.js';
 import type { EmailRecipientRow, EmailRow, RecipientState } from '../../storage/repos/index.js';
 import { eventsRepo, recordAttemptRow } from '../../storage/repos/index.js';
-import { groupCommit, type GroupCommit } from '../../storage/sql/index.js';
+import { groupCommit, inRelaxedWriteTransaction, type GroupCommit } from '../../storage/sql/index.js';
 import { addSuppression } from '../suppressions/index.js';
 import type { AudienceFromSends } from '../contacts/index.js';
 import type { Clock } from '../clock.js';
@@ -55,10 +56,21 @@ export interface RecordOptions {
   known?: Known;
   /** `host[address]:port` of the server that answered the attempt, kept with its reply. */
   relay?: string | null;
+  /**
+   * The outbound process (node id) whose claim this attempt is: the outcome is written only while
+   * it still holds the recipient's lease, and gives the lease back.
+   */
+  owner?: string;
 }
 
 /** Recipient states the operator may fail by hand (svc admin queue delete): never one being submitted. */
 export const operatorFailStates: readonly RecipientState[] = ['scheduled', 'queued', 'held', 'ambiguous'];
+
+/** The states a change may start from, and the claiming process whose lease fences it. */
+interface Guard {
+  states: readonly RecipientState[];
+  owner?: string;
+}
 
 export function deliveryRecorder(deps: DeliveryRecorderDeps) {
   // The submitting mark is the contract's record before the DATA terminator: fsynced (FULL).
@@ -72,14 +84,15 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
   /**
    * queued → submitting, written before any message data (hence the DATA terminator) leaves.
    * `known` is the claiming worker's own copy of the rows (it alone acts on a claimed recipient),
-   * which saves the reads; every change stays conditional on the state it expects.
+   * which saves the reads; every change stays conditional on the state it expects and, with
+   * `owner`, on that process still holding the recipient's lease (another may have taken it over).
    */
-  const markSubmitting = (recipientId: string, known?: Known) => batcher.run(async (trx) => {
+  const markSubmitting = (recipientId: string, known?: Known, owner?: string) => batcher.run(async (trx) => {
     const now = deps.clock.now().toISOString();
     const row = known?.row ?? await recipientById(trx, recipientId);
     if (!row) return false;
     // `submitting` too: a try on the next MX host after a connection that never took the data.
-    const ok = await changeRecipient(trx, recipientId, ['queued', 'submitting'], { state: 'submitting', submitted_at: now, first_attempt_at: row.first_attempt_at ?? now }, now);
+    const ok = await changeRecipient(trx, recipientId, ['queued', 'submitting'], { state: 'submitting', submitted_at: now, first_attempt_at: row.first_attempt_at ?? now }, now, owner);
     if (ok) await emitSentOnce(trx, row.email_id, now, known?.email);
     return ok;
   });
@@ -90,7 +103,7 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
     if (!row || !email) return false;
     const allowed = options.report ? fromStates.report : fromStates[outcome.kind];
     if (!options.known && !allowed.includes(row.state)) return false;
-    const applied = await apply(trx, email, row, outcome, allowed, !!options.known?.submitted);
+    const applied = await apply(trx, email, row, outcome, { states: allowed, owner: options.owner }, !!options.known?.submitted);
     if (applied === 'bounced' && !options.report) await keepRejection(trx, row, outcome);
     if (applied) await keepAttempt(trx, row, outcome, options);
     if (applied) deps.logger.info({ emailId: email.id, recipientId, region: email.region, outcome: outcome.kind, report: !!options.report, state: applied }, 'delivery outcome recorded');
@@ -120,10 +133,15 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
     if (email) await emitEvent(eventsRepo(trx), email.team_id, 'email.sent', envelopeData(email), new Date(now));
   }
 
-  /** `sentDone`: this attempt already marked the email sent (markSubmitting ran). */
-  async function apply(trx: Db, email: EmailRow, row: EmailRecipientRow, outcome: DeliveryOutcome, allowed: readonly RecipientState[], sentDone = false): Promise<RecipientState | undefined> {
+  /**
+   * `sentDone`: this attempt already marked the email sent (markSubmitting ran). `from.owner`: the
+   * change is the claiming process's, fenced by its lease, which it gives back.
+   */
+  async function apply(trx: Db, email: EmailRow, row: EmailRecipientRow, outcome: DeliveryOutcome, from: Guard, sentDone = false): Promise<RecipientState | undefined> {
     const now = deps.clock.now();
     const at = now.toISOString();
+    const released: Partial<RecipientChange> = from.owner === undefined ? {} : { lease_owner: null, lease_until: null };
+    const change = (c: RecipientChange) => changeRecipient(trx, row.id, from.states, { ...released, ...c }, at, from.owner);
     const notAnAttempt = outcome.kind === 'suppressed' || (outcome.kind === 'deferred' && outcome.internalRetryMs !== undefined);
     const attempts = row.attempts + (notAnAttempt ? 0 : 1);
     const event = async (type: EventType, extra: Record<string, unknown> = {}) => {
@@ -132,7 +150,7 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
     };
     switch (outcome.kind) {
       case 'delivered': {
-        if (!(await changeRecipient(trx, row.id, allowed, { state: 'delivered', attempts, last_response: outcome.response, first_attempt_at: row.first_attempt_at ?? at }, at))) return undefined;
+        if (!(await change({ state: 'delivered', attempts, last_response: outcome.response, first_attempt_at: row.first_attempt_at ?? at }))) return undefined;
         if (!sentDone) await emitSentOnce(trx, email.id, at, email);
         await event('email.delivered');
         await deps.audience?.addDelivered(trx, email.team_id, row.address, now);
@@ -143,45 +161,58 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
         const expires = new Date(Date.parse(first) + deps.queueLifetimeMs);
         if (now >= expires) {
           const bounce: Bounce = { type: 'Transient', subType: outcome.delayType === 'MailboxFull' ? 'MailboxFull' : 'General', message: `Gave up after ${attempts} attempts: the message could not be delivered before it expired.`, diagnosticCode: outcome.response ? [outcome.response] : [] };
-          return apply(trx, email, { ...row, first_attempt_at: first }, { kind: 'bounced', response: outcome.response, bounce }, allowed, sentDone);
+          return apply(trx, email, { ...row, first_attempt_at: first }, { kind: 'bounced', response: outcome.response, bounce }, from, sentDone);
         }
         const next = new Date(now.getTime() + (outcome.internalRetryMs ?? retryDelayMs(attempts, deps.retryJitter))).toISOString();
-        if (!(await changeRecipient(trx, row.id, allowed, { state: 'queued', attempts, next_attempt_at: next, first_attempt_at: first, expires_at: expires.toISOString(), last_response: outcome.response, submitted_at: null }, at))) return undefined;
+        if (!(await change({ state: 'queued', attempts, next_attempt_at: next, first_attempt_at: first, expires_at: expires.toISOString(), last_response: outcome.response, submitted_at: null }))) return undefined;
         if (!sentDone) await emitSentOnce(trx, email.id, at, email);
         await event('email.delivery_delayed', { delay: { type: outcome.delayType, expirationTime: expires.toISOString(), delayedRecipients: [row.address] } });
         return 'queued';
       }
       case 'bounced': {
         const b = outcome.bounce;
-        if (!(await changeRecipient(trx, row.id, allowed, { state: 'bounced', attempts, last_response: outcome.response, bounce_type: b.type, bounce_sub_type: b.subType, next_attempt_at: null }, at))) return undefined;
+        if (!(await change({ state: 'bounced', attempts, last_response: outcome.response, bounce_type: b.type, bounce_sub_type: b.subType, next_attempt_at: null }))) return undefined;
         if (!sentDone) await emitSentOnce(trx, email.id, at, email);
         await event('email.bounced', { bounce: { type: b.type, subType: b.subType, message: b.message, diagnosticCode: b.diagnosticCode } });
         if (b.type === 'Permanent' && !outcome.keepAddress) await addSuppression(trx, email.team_id, row.address, 'bounce', email.id, deps.clock);
         return 'bounced';
       }
       case 'ambiguous': {
-        if (!(await changeRecipient(trx, row.id, allowed, { state: 'ambiguous', attempts, last_response: outcome.reason }, at))) return undefined;
+        if (!(await change({ state: 'ambiguous', attempts, last_response: outcome.reason }))) return undefined;
         return 'ambiguous';
       }
       case 'failed': {
-        if (!(await changeRecipient(trx, row.id, allowed, { state: 'failed', next_attempt_at: null }, at))) return undefined;
+        if (!(await change({ state: 'failed', next_attempt_at: null }))) return undefined;
         await event('email.failed', { failed: { reason: outcome.reason } });
         return 'failed';
       }
       case 'suppressed': {
-        if (!(await changeRecipient(trx, row.id, allowed, { state: 'suppressed', next_attempt_at: null }, at))) return undefined;
+        if (!(await change({ state: 'suppressed', next_attempt_at: null }))) return undefined;
         await event('email.suppressed', { suppressed: { reason: outcome.origin, type: 'OnAccountSuppressionList', message: `The recipient is on the team's suppression list (${outcome.origin}).`, diagnosticCode: [] } });
         return 'suppressed';
       }
     }
   }
 
-  /** Recipients a stopped process left in `submitting` may have had their data sent: ambiguous. */
-  const recoverInterrupted = async (regions: readonly string[]): Promise<number> => {
-    const rows = await submittingRecipients(deps.db, regions);
-    for (const row of rows) await record(row.id, { kind: 'ambiguous', reason: 'interrupted: the process stopped during the submission, the data may have been sent' });
-    if (rows.length) deps.logger.warn({ regions, recipients: rows.length }, 'submissions interrupted by a stop are ambiguous: never resent');
-    return rows.length;
+  /**
+   * Recipients a stopped process left in `submitting` may have had their data sent: ambiguous.
+   * Only rows whose lease lapsed (their process died, or stopped before leases existed): another
+   * live process's submissions are its own. Each is claimed first, so two processes recovering
+   * at once never both record it. `owner`: the recovering process's node id; `deadOwners`: node ids
+   * of processes known dead (the predecessors on this data folder), whose rows need no lapse.
+   */
+  const recoverInterrupted = async (regions: readonly string[], owner = `recovery-${newId()}`, deadOwners: readonly string[] = []): Promise<number> => {
+    let total = 0;
+    for (;;) {
+      const now = deps.clock.now();
+      const lease = { owner, until: new Date(now.getTime() + 60_000).toISOString() };
+      const rows = await inRelaxedWriteTransaction(deps.db, (trx) => claimLapsedSubmissions(trx, regions, now.toISOString(), lease, 500, deadOwners));
+      for (const row of rows) await record(row.id, { kind: 'ambiguous', reason: 'interrupted: the process stopped during the submission, the data may have been sent' }, { owner });
+      total += rows.length;
+      if (rows.length < 500) break;
+    }
+    if (total) deps.logger.warn({ regions, recipients: total }, 'submissions interrupted by a stop are ambiguous: never resent');
+    return total;
   };
 
   /** A complaint (feedback loop report, or the simulator's complained@): event and suppression. */
@@ -205,7 +236,7 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
     const row = await recipientById(trx, recipientId);
     const email = row && await emailsRepo(trx).byIdAnyTeam(row.email_id);
     if (!row || !email || !operatorFailStates.includes(row.state)) return false;
-    const applied = await apply(trx, email, row, { kind: 'failed', reason }, operatorFailStates);
+    const applied = await apply(trx, email, row, { kind: 'failed', reason }, { states: operatorFailStates });
     if (!applied) return false;
     await changeRecipient(trx, row.id, ['failed'], { state: 'failed', last_response: reason }, deps.clock.now().toISOString());
     deps.logger.info({ emailId: email.id, recipientId, region: email.region, state: 'failed', reason }, 'recipient failed by the operator');

@@ -9,9 +9,10 @@ import type { OpsMetrics } from '../../core/ops-metrics.js';
 import type { Region } from '../../core/regions.js';
 import type { SuppressionsRepo } from '../../core/suppressions/index.js';
 import type { Db } from '../../storage/sql/index.js';
-import { dueRecipients, nextDueAt, suppressedAmong } from '../../storage/repos/index.js';
+import { nextDueAt, suppressedAmong } from '../../storage/repos/index.js';
 import type { EmailRecipientRow } from '../../storage/repos/index.js';
 import { relayText, reportAttempt, type AttemptLine } from './attempt-report.js';
+import type { QueueClaims } from './claims.js';
 import { attemptDelivery, type Relay } from './deliver.js';
 import type { PreparedMessage } from './messages.js';
 import type { Route } from './routes.js';
@@ -21,10 +22,11 @@ import type { StsLookup } from './mta-sts.js';
 import { applyStsPolicy, resultUnderPolicy } from './sts-route.js';
 import type { TlsReportCounter } from './tls-report-counter.js';
 
-// One region's outbound queue: claims due recipients (in memory — one outbound process serves
-// a region), keeps at most `concurrency` deliveries in flight and `perDomainConnections` per
-// destination domain, and wakes on a push (new mail), on its own timer (the next due retry or
-// scheduled send), or on the slow safety poll.
+// One region's outbound queue: claims due recipients under a lease (claims.ts: several processes
+// may serve a region, each attempt's writes are fenced by its claim), keeps at most `concurrency`
+// deliveries in flight and `perDomainConnections` per destination domain (its own count, and the
+// region's across processes in Redis), and wakes on a push (new mail), on its own timer (the next
+// due retry or scheduled send), on the lease tick, or on the slow safety poll.
 
 export interface QueueDeps {
   db: Db;
@@ -47,6 +49,10 @@ export interface QueueDeps {
   mtaSts?: (domain: string) => Promise<StsLookup>;
   /** TLS-RPT counts of sessions under a policy. */
   tlsReport?: TlsReportCounter;
+  /** This process's leases and slots (its node id). */
+  claims: QueueClaims;
+  /** How often held leases are renewed and lapsed submissions looked for (a third of the lease). */
+  leaseTickMs: number;
 }
 
 /** One attempt's outcome with what the attempt log reports of it. */
@@ -66,18 +72,23 @@ interface Buffered {
 
 export class RegionQueue {
   private readonly inflight = new Map<string, Promise<void>>();
-  /** Due rows read ahead, claimed in memory (this process alone serves the region). */
+  private readonly inflightRows = new Map<string, EmailRecipientRow>();
+  /** Due rows read ahead, claimed under this process's lease (renewed on the lease tick). */
   private buffer: Buffered[] = [];
   private readonly perDomain = new Map<string, number>();
   private pumping = false;
   private again = false;
   private releaseWanted = true;
   private timer?: NodeJS.Timeout;
+  private leaseTimer?: NodeJS.Timeout;
+  private ticking = false;
   private stopped = false;
   private readonly log: Logger;
 
   constructor(readonly region: Region, private readonly deps: QueueDeps) {
-    this.log = deps.logger.child({ region: region.name });
+    this.log = deps.logger.child({ region: region.name, node: deps.claims.node });
+    this.leaseTimer = setInterval(() => void this.leaseTick(), deps.leaseTickMs);
+    this.leaseTimer.unref();
   }
 
   /** New mail (or a due time): look now, dispatching scheduled mail too. */
@@ -92,8 +103,12 @@ export class RegionQueue {
 
   async stop(graceMs: number): Promise<void> {
     this.stopped = true;
+    const unattempted = this.buffer.map((b) => b.row.id).filter((id) => !this.inflight.has(id));
     this.buffer = [];
     clearTimeout(this.timer);
+    clearInterval(this.leaseTimer);
+    await this.deps.claims.release(unattempted)
+      .catch((err: unknown) => this.log.warn({ err }, 'claimed recipients not given back: another process takes them after the lease'));
     const all = Promise.allSettled([...this.inflight.values()]);
     await Promise.race([all, new Promise((r) => setTimeout(r, graceMs).unref())]);
   }
@@ -125,42 +140,84 @@ export class RegionQueue {
   }
 
   /**
-   * Starts deliveries up to the region's limits. Due rows are read ahead (with their suppression
+   * Starts deliveries up to the region's limits. Due rows are claimed ahead (with their suppression
    * check) into a small buffer, so a finished delivery usually starts the next one without a query.
    */
   private async claim(): Promise<number> {
     const capacity = this.region.concurrency;
     if (this.stopped || this.inflight.size >= capacity) return 0;
     if (this.buffer.length < capacity) await this.refill(capacity * 2 - this.buffer.length);
-    let started = 0;
+    const picked: Buffered[] = [];
     const deferred: Buffered[] = [];
-    while (this.buffer.length && this.inflight.size < capacity && !this.stopped) {
+    const counts = new Map(this.perDomain);
+    while (this.buffer.length && this.inflight.size + picked.length < capacity && !this.stopped) {
       const next = this.buffer.shift()!;
-      const row = next.row;
-      const domainCount = this.perDomain.get(row.domain) ?? 0;
-      if (this.inflight.has(row.id)) continue;
+      if (this.inflight.has(next.row.id)) continue;
+      const domainCount = counts.get(next.row.domain) ?? 0;
       if (domainCount >= this.region.perDomainConnections) { deferred.push(next); continue; }
-      this.perDomain.set(row.domain, domainCount + 1);
-      const work = this.deliver(row, next.listed).finally(() => {
-        this.inflight.delete(row.id);
-        const n = (this.perDomain.get(row.domain) ?? 1) - 1;
-        if (n > 0) this.perDomain.set(row.domain, n); else this.perDomain.delete(row.domain);
-        this.schedulePump();
-      });
-      this.inflight.set(row.id, work);
-      started++;
+      counts.set(next.row.domain, domainCount + 1);
+      picked.push(next);
     }
-    this.buffer.unshift(...deferred);
+    // The destination's slots across every process of the region (one Redis call for all).
+    const granted = await this.deps.claims.takeSlots(picked.map((b) => b.row), this.region.perDomainConnections);
+    let started = 0;
+    picked.forEach((next, i) => {
+      if (!granted[i] || this.stopped) { deferred.push(next); if (granted[i]) this.deps.claims.releaseSlot(next.row); return; }
+      this.start(next);
+      started++;
+    });
+    if (!this.stopped) this.buffer.unshift(...deferred);
     return started;
   }
 
+  private start(next: Buffered): void {
+    const row = next.row;
+    this.perDomain.set(row.domain, (this.perDomain.get(row.domain) ?? 0) + 1);
+    const work = this.deliver(row, next.listed).finally(() => {
+      this.inflight.delete(row.id);
+      this.inflightRows.delete(row.id);
+      const n = (this.perDomain.get(row.domain) ?? 1) - 1;
+      if (n > 0) this.perDomain.set(row.domain, n); else this.perDomain.delete(row.domain);
+      this.deps.claims.releaseSlot(row);
+      this.schedulePump();
+    });
+    this.inflight.set(row.id, work);
+    this.inflightRows.set(row.id, row);
+  }
+
   private async refill(limit: number): Promise<void> {
-    const now = this.deps.clock.now().toISOString();
     const exclude = [...this.inflight.keys(), ...this.buffer.map((b) => b.row.id)];
-    const rows = await dueRecipients(this.deps.db, [this.region.name], now, limit, exclude);
+    const rows = await this.deps.claims.claim(this.region.name, limit, exclude);
     // The suppression list is read again right before sending, for the whole read at once.
     const listed = await suppressedAmong(this.deps.db, rows);
     for (const row of rows) this.buffer.push({ row, listed: listed.get(`${row.team_id}|${row.address.toLowerCase()}`) });
+  }
+
+  /**
+   * Renews the leases (and slots) this process holds, drops buffered rows another process took
+   * after a lapse, makes submissions whose process died ambiguous, then looks for due mail (a dead
+   * process's queued rows become claimable when its leases lapse).
+   */
+  private async leaseTick(): Promise<void> {
+    if (this.stopped || this.ticking) return;
+    this.ticking = true;
+    try {
+      const buffered = this.buffer.map((b) => b.row.id);
+      const held = [...this.inflight.keys(), ...buffered];
+      const kept = await this.deps.claims.renew(held);
+      const lost = new Set(buffered.filter((id) => !kept.has(id)));
+      if (lost.size) {
+        this.buffer = this.buffer.filter((b) => !lost.has(b.row.id));
+        this.log.warn({ recipients: lost.size }, 'claimed recipients taken over by another process after their lease lapsed');
+      }
+      await this.deps.claims.renewSlots([...this.inflightRows.values()]);
+      await this.deps.recorder.recoverInterrupted([this.region.name], this.deps.claims.node);
+    } catch (err) {
+      if (!this.stopped) this.log.error({ err }, 'outbound lease tick failed');
+    } finally {
+      this.ticking = false;
+    }
+    this.wake();
   }
 
   /** Sleeps until the next due time (or the safety poll), unless deliveries in flight will wake it. */
@@ -173,7 +230,13 @@ export class RegionQueue {
       this.timer.unref();
       return;
     }
-    const next = await nextDueAt(this.deps.db, [this.region.name]);
+    if (this.buffer.length > 0) {
+      // Claimed rows wait for a destination slot another process holds: look again soon.
+      this.timer = setTimeout(() => this.wake(), 100);
+      this.timer.unref();
+      return;
+    }
+    const next = await nextDueAt(this.deps.db, [this.region.name], this.deps.clock.now().toISOString());
     let delay = this.deps.pollMs;
     if (next) {
       const until = Date.parse(next) - this.deps.clock.now().getTime();
@@ -207,7 +270,7 @@ export class RegionQueue {
     // queued — retried — or submitting — ambiguous at the next start, never resent).
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.deps.recorder.record(row.id, outcome, { known, relay });
+        await this.deps.recorder.record(row.id, outcome, { known, relay, owner: this.deps.claims.node });
         if (complaint) await this.deps.recorder.recordComplaint(row.id, { keepAddress: true });
         return;
       } catch (err) {
@@ -232,7 +295,7 @@ export class RegionQueue {
   private async attempt(row: EmailRecipientRow, listedOrigin: string | undefined): Promise<Attempted> {
     if (listedOrigin) return { outcome: { kind: 'suppressed', origin: listedOrigin }, complaint: false };
     if (row.domain === this.deps.simulatorDomain) {
-      await this.deps.recorder.markSubmitting(row.id);
+      if (!(await this.deps.recorder.markSubmitting(row.id, undefined, this.deps.claims.node))) return lostClaim();
       return simulate(row.address);
     }
     const prepared = await this.deps.messageFor(row.email_id, row.idx);
@@ -252,7 +315,7 @@ export class RegionQueue {
       observeTls: sts?.policy && this.deps.tlsReport ? (host, result) => this.deps.tlsReport!.count(sts, host, resultUnderPolicy(sts, host, result)) : undefined,
       beforeData: async () => {
         try {
-          const ok = await this.deps.recorder.markSubmitting(row.id, known);
+          const ok = await this.deps.recorder.markSubmitting(row.id, known, this.deps.claims.node);
           if (ok) known.submitted = true;
           return ok;
         } catch (err) {
@@ -273,6 +336,9 @@ function traceLine(row: EmailRecipientRow, line: AttemptLine, now: Date): Attemp
     reply: line.reply, dsn: line.dsn, delay_s: line.delay, attempt_s: line.attemptSeconds,
   };
 }
+
+/** The claim was lost (held, deleted, or taken over after a lapse) before the simulator's submission: nothing happened. */
+const lostClaim = (): Attempted => ({ outcome: { kind: 'deferred', response: 'the claim on the recipient was lost before the attempt', delayType: 'InternalFailure' }, complaint: false });
 
 // How soon a recipient is tried again after svc could not record the attempt itself.
 const UNRECORDED_RETRY_MS = 10_000;

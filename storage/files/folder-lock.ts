@@ -45,6 +45,10 @@ export class FolderInUseError extends Error {
 
 export interface FolderLock {
   release(): void;
+  /** Tells this process's locks from any other's (also in its lock files). */
+  token: string;
+  /** Holders of the locks taken that were gone when taken over: processes of this folder that died (kill -9, a crash). */
+  replaced: LockHolder[];
 }
 
 const lockDir = (dataDir: string) => join(dataDir, 'locks');
@@ -58,19 +62,21 @@ export function lockDataFolder(dataDir: string, names: readonly string[], owner:
     roles: [...owner.roles], regions: [...owner.regions], version: owner.version, token: randomUUID(),
   };
   const taken: string[] = [];
+  const replaced: LockHolder[] = [];
   const release = () => {
     for (const name of taken.splice(0)) releaseOne(lockPath(dataDir, name), mine.token);
   };
   try {
     for (const name of [...new Set(names)]) {
-      takeOne(dataDir, { name, ...mine });
+      const stale = takeOne(dataDir, { name, ...mine });
+      if (stale) replaced.push(stale);
       taken.push(name);
     }
   } catch (err) {
     release();
     throw err;
   }
-  return { release };
+  return { release, token: mine.token, replaced };
 }
 
 /** The live holders of the folder's locks (each process may hold several), by lock name. */
@@ -85,14 +91,16 @@ export function lockHolders(dataDir: string): LockHolder[] {
   return files.sort().map((f) => readHolder(join(lockDir(dataDir), f))).filter((h): h is LockHolder => h !== undefined && isAlive(h));
 }
 
-function takeOne(dataDir: string, holder: LockHolder): void {
+/** Takes one lock; answers the gone holder whose lock it took over, if any. */
+function takeOne(dataDir: string, holder: LockHolder): LockHolder | undefined {
   const path = lockPath(dataDir, holder.name);
+  let stale: LockHolder | undefined;
   for (let attempt = 0; attempt < 5; attempt++) {
     const aside = `${path}.${process.pid}.${randomUUID()}.tmp`;
     writeFileSync(aside, `${JSON.stringify(holder)}\n`, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
     try {
       linkSync(aside, path);
-      return;
+      return stale;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     } finally {
@@ -100,6 +108,7 @@ function takeOne(dataDir: string, holder: LockHolder): void {
     }
     const current = readHolder(path);
     if (current && isAlive(current)) throw new FolderInUseError(dataDir, current);
+    stale = current ?? stale;
     removeStale(path, current);
   }
   throw new Error(`could not take ${path}: other processes keep racing for it`);

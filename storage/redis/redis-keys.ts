@@ -13,10 +13,14 @@ export const redisKeys = {
   idempotencyInFlight: (teamId: string, keyDigest: string) => `${PREFIX}idem:${teamId}:${keyDigest}`,
   /** Pub/sub channel: mail is due now in this region's outbound queue. */
   outboundWake: (region: string) => `${PREFIX}outbound:wake:${region}`,
+  /** Connection slots of one destination (recipient domain) of a region, across outbound processes (zset: holder → lapse ms). */
+  destinationSlots: (region: string, domain: string) => `${PREFIX}outbound:slots:${region}:${domain}`,
   /** Pub/sub channel: each delivery attempt of an outbound process without the api role (svc admin trace). */
   attemptTrace: `${PREFIX}outbound:attempts`,
   /** Lock held by the instance running a scheduled job. */
   jobLock: (job: string) => `${PREFIX}lock:job:${job}`,
+  /** Mark of one scheduled run of a job (its cron tick), taken by the one instance that runs it. */
+  jobRun: (job: string, tick: string) => `${PREFIX}lock:job-run:${job}:${tick}`,
   /** Cached DNS answer for delivery lookups (JSON; expires with the cache TTL). */
   dnsCache: (kind: string, name: string) => `${PREFIX}dns:${kind}:${name}`,
   /** The /metrics figures of processes without the api role (hash: process → {at, metrics JSON}). */

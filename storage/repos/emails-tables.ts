@@ -77,6 +77,10 @@ export interface EmailRecipientRow {
   bounce_type: string | null;
   bounce_sub_type: string | null;
   updated_at: string;
+  /** The outbound process (node id) holding the recipient, while it holds it (migration 025). */
+  lease_owner?: string | null;
+  /** Until when its claim holds unless renewed; another process may claim it after. */
+  lease_until?: string | null;
 }
 
 /** One delivery attempt of a recipient (migration 017): what `svc admin queue show` lists. */

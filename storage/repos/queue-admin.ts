@@ -107,7 +107,8 @@ export async function holdRecipients(db: Db, target: QueueTarget, at: string): P
 /** held → queued, due at the time it had (at once when that has passed). */
 export async function releaseRecipients(db: Db, target: QueueTarget, at: string): Promise<QueueMove> {
   const regions = await regionsOf(db, target, 'held');
-  const r = await targeted(db, target, 'held').set({ state: 'queued', updated_at: at }).executeTakeFirst();
+  // Free of any claim made before the hold, so whichever outbound process looks first takes it.
+  const r = await targeted(db, target, 'held').set({ state: 'queued', lease_owner: null, lease_until: null, updated_at: at }).executeTakeFirst();
   return { count: Number(r.numUpdatedRows), regions };
 }
 

@@ -46,6 +46,8 @@ export interface FakeMx {
   script: Map<string, MxBehaviour>;
   setDefault(b: MxBehaviour): void;
   connections: number;
+  /** The most messages ever in their data phase at once (the senders' concurrent transactions). */
+  peakData: number;
   stop(): Promise<void>;
 }
 
@@ -75,16 +77,24 @@ export async function startFakeMx(options: FakeMxOptions = {}): Promise<FakeMx> 
   if (options.dns) resolver.setServers([options.dns]);
   const behaviourOf = (session: SMTPServerSession) => script.get(session.envelope.rcptTo[0]?.address.toLowerCase() ?? '') ?? fallback;
   let connections = 0;
+  // Sessions in their data phase (until the reply, or the session's end: a killed sender's never replies).
+  const inData = new Set<string>();
+  let peakData = 0;
   const server: SMTPServer = new SMTPServer({
     authOptional: true, disableReverseLookup: true, logger: false, hideSTARTTLS: !!options.noTls, size: 50 * 1024 * 1024,
     ...(options.tls ? { key: options.tls.key, cert: options.tls.cert } : {}),
     onConnect(_session, callback) { connections++; callback(); },
+    onClose(session) { inData.delete(session.id); },
     onRcptTo(address, _session, callback) {
       const b = script.get(address.address.toLowerCase()) ?? fallback;
       if (b.kind === 'rcpt') return callback(replyError(b.reply));
       callback();
     },
-    onData(stream, session, callback) {
+    onData(stream, session, answer) {
+      inData.add(session.id);
+      peakData = Math.max(peakData, inData.size);
+      const done = () => inData.delete(session.id);
+      const callback: typeof answer = (err, message) => { done(); answer(err, message); };
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('end', () => {
@@ -95,6 +105,7 @@ export async function startFakeMx(options: FakeMxOptions = {}): Promise<FakeMx> 
           if (b.kind === 'drop-after-data' || b.kind === 'hang-after-data') {
             received.push(message);
             if (b.kind === 'drop-after-data') socketOf(server, session)?.destroy();
+            done();
             return; // never answers
           }
           if (options.replyDelayMs) await new Promise((r) => setTimeout(r, options.replyDelayMs));
@@ -118,6 +129,7 @@ export async function startFakeMx(options: FakeMxOptions = {}): Promise<FakeMx> 
     },
     setDefault: (b) => { fallback = b; },
     get connections() { return connections; },
+    get peakData() { return peakData; },
     stop: () => withDeadline('the fake MX to close', new Promise<void>((resolve) => {
       for (const c of (server as unknown as { connections: Set<{ _socket?: { destroy(): void } }> }).connections) c._socket?.destroy();
       server.close(() => resolve());

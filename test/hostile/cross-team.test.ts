@@ -85,7 +85,7 @@ const aIds = new Set(Object.values(mine));
 // A body each mutating route accepts, so the answer is about the id and not about the body.
 const samples: Record<string, unknown> = {
   name: 'renamed by beta', scheduled_at: 'in 3 hours', status: 'disabled', endpoint: 'http://93.184.215.14/beta',
-  events: ['email.sent'], open_tracking: true, expires_in: '10m', api_token: 'b'.repeat(40), keep_token: true,
+  events: ['email.sent'], open_tracking: true, expires_in: '10m', api_token: 'b'.repeat(40), keep_token: true, schema: { plan: 'string' },
 };
 function bodyFor(schema: JsonSchema | undefined): unknown {
   if (!schema) return undefined;
