@@ -14,7 +14,10 @@ import { startScaleRig, type NodeSettings } from '../helpers/scale-out-rig.js';
 t.setTimeout(170_000);
 
 const MESSAGES = 5000;
-const settings: NodeSettings = { concurrency: 10, perDomainConnections: 8, leaseS: 3 };
+// Slots and claims are leases: a node starved of CPU past its lease loses them to the other node.
+// Ten seconds keeps that out of reach on a loaded test machine (a restarted node frees its
+// predecessor's at once, so the kills do not wait for the lease).
+const settings: NodeSettings = { concurrency: 10, perDomainConnections: 8, leaseS: 10 };
 
 t.test('two nodes, one PostgreSQL queue, kill -9 twice: every message delivered once, none lost', async (t) => {
   const rig = await startScaleRig();
