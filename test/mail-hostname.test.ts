@@ -60,7 +60,7 @@ t.test('a machine with a fully qualified name: domains\' records target it, full
   const targets = (created.body.records as { type: string; value: string }[]).filter((r) => r.type !== 'TXT');
   t.ok(targets.length >= 2, 'MX/CNAME records are given');
   for (const r of targets) {
-    t.equal(r.value, 'mx.example.net', `${r.type} targets the machine's name`);
+    t.equal(r.value, 'mx.example.net.', `${r.type} targets the machine's name, fully qualified with its trailing dot`);
     t.equal(fqdnProblem(r.value), undefined, 'a fully qualified name');
   }
 });

@@ -67,7 +67,9 @@ function make(
   check: Omit<RecordCheck, 'type' | 'fqdn'>, priority?: number, dkimKeyId?: string,
 ): PlannedRecord {
   return {
-    key: `${type} ${where.fqdn} ${check.expected}`, record, name: where.name, fqdn: where.fqdn, type, value, need,
+    // A CNAME or MX target is shown fully qualified, with the trailing dot: pasted into a zone
+    // file or a DNS console as is, it can never be read as a name under the customer's domain.
+    key: `${type} ${where.fqdn} ${check.expected}`, record, name: where.name, fqdn: where.fqdn, type, value: type === 'TXT' ? value : `${value}.`, need,
     check: { type, fqdn: where.fqdn, ...check }, ...(priority !== undefined ? { priority } : {}), ...(dkimKeyId ? { dkimKeyId } : {}),
   };
 }

@@ -22,9 +22,9 @@ t.test('POST /domains returns the records to publish, named relative to the zone
   t.match(strings.join(''), /^p=MII[A-Za-z0-9+/=]+$/, 'bare p= value, no v=/k= tags');
   t.ok(strings.every((s) => s.length <= 255));
   t.equal(Buffer.from(strings.join('').slice(2), 'base64').length, 294, 'a 2048-bit RSA SubjectPublicKeyInfo');
-  t.match(find(records, 'SPF'), { name: 'send', type: 'CNAME', value: 'bounces.us.svc-host.net', status: 'not_started' });
-  t.match(find(records, 'Receiving'), { name: '@', type: 'MX', value: 'inbound.us.svc-host.net', priority: 10 });
-  t.match(find(records, 'Tracking'), { name: 'links', type: 'CNAME', value: 'track.us.svc-host.net' });
+  t.match(find(records, 'SPF'), { name: 'send', type: 'CNAME', value: 'bounces.us.svc-host.net.', status: 'not_started' });
+  t.match(find(records, 'Receiving'), { name: '@', type: 'MX', value: 'inbound.us.svc-host.net.', priority: 10 });
+  t.match(find(records, 'Tracking'), { name: 'links', type: 'CNAME', value: 'track.us.svc-host.net.' });
   const created = await eventsOf('domain.created');
   t.equal(created.length, 1, 'domain.created written with the domain');
   const data = JSON.parse(created[0]!.data);
@@ -40,9 +40,9 @@ t.test('a subdomain gets the suffix on every name; region, labels and tracking o
   t.equal(res.status, 201, JSON.stringify(res.body));
   const records = res.body.records as WireRecord[];
   t.match(find(records, 'DKIM').name, /^svc[0-9a-f]{10}\._domainkey\.news$/);
-  t.match(find(records, 'SPF'), { name: 'bounce.news', value: 'bounces.eu.svc-host.net' });
-  t.match(find(records, 'Receiving'), { name: 'news', value: 'inbound.eu.svc-host.net' });
-  t.match(find(records, 'Tracking'), { name: 'click.news', value: 'track.eu.svc-host.net' });
+  t.match(find(records, 'SPF'), { name: 'bounce.news', value: 'bounces.eu.svc-host.net.' });
+  t.match(find(records, 'Receiving'), { name: 'news', value: 'inbound.eu.svc-host.net.' });
+  t.match(find(records, 'Tracking'), { name: 'click.news', value: 'track.eu.svc-host.net.' });
   t.match(res.body, { region: 'eu-west-1', open_tracking: true, click_tracking: false, tls: 'enforced', custom_return_path: 'bounce' });
 });
 

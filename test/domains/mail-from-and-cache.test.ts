@@ -13,7 +13,7 @@ t.test('mail_from_records=mx_txt gives an MX and an SPF TXT at the return path; 
   const created = (await rig.api(team.token, 'POST', '/domains', { name: 'mxmode-corp.net' })).body;
   const spf = (created.records as WireRecord[]).filter((r) => r.record === 'SPF');
   t.same(spf.map((r) => [r.type, r.name, r.value, r.priority]), [
-    ['MX', 'send', 'bounces.us.svc-host.net', 10],
+    ['MX', 'send', 'bounces.us.svc-host.net.', 10],
     ['TXT', 'send', 'v=spf1 include:bounces.us.svc-host.net -all', undefined],
   ]);
   publish(rig.dns, 'mxmode-corp.net', find(created.records, 'DKIM'));

@@ -71,9 +71,9 @@ export function toZone(r: WireRecord): ZoneRecord {
     case 'TXT':
       return { type: 'TXT', value: txtStrings(r.value) };
     case 'CNAME':
-      return { type: 'CNAME', value: r.value };
+      return { type: 'CNAME', value: r.value.replace(/\.$/, '') };
     case 'MX':
-      return { type: 'MX', exchange: r.value, priority: r.priority ?? 10 };
+      return { type: 'MX', exchange: r.value.replace(/\.$/, ''), priority: r.priority ?? 10 };
   }
 }
 
