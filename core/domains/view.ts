@@ -1,7 +1,7 @@
 import type { DkimKeyRow, DomainRow } from '../../storage/repos/index.js';
 import type { RegionName } from '../regions.js';
 import { recordsOf, type DomainsDeps } from './context.js';
-import type { RecordKind } from './records.js';
+import { isRequired, type PlannedRecord, type RecordKind } from './records.js';
 import { parseStates, statusOf, type DomainStatus, type RecordStatus } from './status.js';
 
 export interface DomainRecordView {
@@ -12,6 +12,8 @@ export interface DomainRecordView {
   status: RecordStatus;
   value: string;
   priority?: number;
+  /** Present (true) when the record's capability is off: it need not be published until it is on. */
+  optional?: true;
 }
 
 export interface DomainCapabilitiesView {
@@ -51,12 +53,17 @@ export function domainListItem(domain: DomainRow): DomainListItem {
   };
 }
 
+/** A sending, receiving or tracking record whose capability is off (rotation records are never optional). */
+const capabilityOff = (r: PlannedRecord, domain: DomainRow) =>
+  (r.need === 'sending' || r.need === 'receiving' || r.need === 'tracking') && !isRequired(r, domain);
+
 /** The wire shape with every record and its status; also the `data` of domain.* events (no key material). */
 export function domainView(deps: DomainsDeps, domain: DomainRow, keys: readonly DkimKeyRow[]): DomainView {
   const states = parseStates(domain.record_states);
   const records = recordsOf(deps, domain, keys).map((r): DomainRecordView => ({
     record: r.record, name: r.name, type: r.type, ttl: 'Auto', status: statusOf(states, r), value: r.value,
     ...(r.priority !== undefined ? { priority: r.priority } : {}),
+    ...(capabilityOff(r, domain) ? { optional: true as const } : {}),
   }));
   return { ...domainListItem(domain), records };
 }

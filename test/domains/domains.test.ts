@@ -25,6 +25,10 @@ t.test('POST /domains returns the records to publish, named relative to the zone
   t.match(find(records, 'SPF'), { name: 'send', type: 'CNAME', value: 'bounces.us.svc-host.net.', status: 'not_started' });
   t.match(find(records, 'Receiving'), { name: '@', type: 'MX', value: 'inbound.us.svc-host.net.', priority: 10 });
   t.match(find(records, 'Tracking'), { name: 'links', type: 'CNAME', value: 'track.us.svc-host.net.' });
+  t.equal(find(records, 'Receiving').optional, true, 'receiving is off: its record is optional');
+  t.equal(find(records, 'Tracking').optional, true, 'tracking is off: its record is optional');
+  t.equal(find(records, 'SPF').optional, undefined, 'sending is on: its record is not');
+  t.equal(dkim.optional, undefined);
   const created = await eventsOf('domain.created');
   t.equal(created.length, 1, 'domain.created written with the domain');
   const data = JSON.parse(created[0]!.data);

@@ -11,6 +11,7 @@ export interface WireRecord {
   value: string;
   status: string;
   priority?: number;
+  optional?: true;
 }
 
 export interface DomainsRig {
