@@ -13,6 +13,7 @@ import express from 'express';
 import { schema } from '../config/schema.js';
 import { listenTcp, type Listening } from '../api/server.js';
 import { startTestAppliance, type TestAppliance } from '../test/helpers/appliance.js';
+import { rerunUnderServiceFlags } from './service-flags.js';
 
 const ROUNDS = intFromEnv('BENCH_ROUNDS', 3);
 const SECONDS = intFromEnv('BENCH_SECONDS', 5);
@@ -242,7 +243,7 @@ function expressVersion(): string {
 }
 
 process.once('SIGINT', () => { interrupted = true; });
-process.exitCode = await main().catch((err: unknown) => {
+if (!rerunUnderServiceFlags()) process.exitCode = await main().catch((err: unknown) => {
   console.error(interrupted ? 'http-baseline: interrupted, cleaned up' : err);
   return 1;
 });

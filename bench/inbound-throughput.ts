@@ -21,6 +21,7 @@ import { startTestAppliance, type TestAppliance } from '../test/helpers/applianc
 import { startTestClamd, type TestClamd } from '../test/helpers/clamd.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
 import { freePort } from '../test/helpers/ports.js';
+import { rerunUnderServiceFlags } from './service-flags.js';
 
 const ROUNDS = intFromEnv('BENCH_ROUNDS', 3);
 const MESSAGES = intFromEnv('BENCH_MESSAGES', 4000);
@@ -203,7 +204,7 @@ async function main(): Promise<number> {
   }
 }
 
-main().then((code) => process.exit(code), (err: Error) => {
+if (!rerunUnderServiceFlags()) main().then((code) => process.exit(code), (err: Error) => {
   console.error(err.message);
   process.exit(1);
 });
