@@ -76,9 +76,14 @@ function spawnOutbound(rig: Rig, options: CrashOptions): ChildProcess {
 
 /** `bin/svc start --role outbound` with only these settings (nothing from the caller's SVC_*). */
 export function spawnOutboundProcess(settings: Record<string, string>, logFile?: string): ChildProcess {
+  return spawnRoleProcess('outbound', settings, logFile);
+}
+
+/** `bin/svc start --role <role>` with only these settings (nothing from the caller's SVC_*). */
+export function spawnRoleProcess(role: string, settings: Record<string, string>, logFile?: string): ChildProcess {
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SVC_MAIL_HOSTNAME: 'mta.svc-test.net', ...settings };
   const out = logFile ? openSync(logFile, 'a') : 'ignore';
-  return spawn(svcBin, ['start', '--role', 'outbound'], { env, stdio: ['ignore', out, 'inherit'] });
+  return spawn(svcBin, ['start', '--role', role], { env, stdio: ['ignore', out, 'inherit'] });
 }
 
 /** Resolves once the outbound child is gone (a SIGKILL or SIGTERM was sent); fails after 60 s. */
