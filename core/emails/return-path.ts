@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
 
 // Return paths (MAIL FROM), one per recipient's SMTP transaction:
 //   bounces+<email id as 32 hex>-<recipient index>-<day><mac>@<return-path host>
@@ -44,8 +44,10 @@ export interface ReturnPaths {
 }
 
 export function returnPaths(deps: ReturnPathDeps): ReturnPaths {
+  // The key made a KeyObject once: handed the raw bytes, createHmac makes one per call (every attempt).
+  const key = createSecretKey(deps.key);
   const mac = (hex: string, index: number, day: string) =>
-    createHmac('sha256', deps.key).update(`${hex}.${index}.${day}`).digest('hex').slice(0, 14);
+    createHmac('sha256', key).update(`${hex}.${index}.${day}`).digest('hex').slice(0, 14);
   return {
     address(recipientId, host, now) {
       const { hex, index } = splitRecipientId(recipientId);

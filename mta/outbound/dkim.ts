@@ -43,17 +43,20 @@ export interface DkimSigner {
   sign(message: Buffer, key: DkimKey, at: Date): Buffer;
 }
 
-/** A signer that parses each private key once (keyed by domain, selector and the PEM itself). */
-export function dkimSigner(): DkimSigner {
-  const keys = new Map<string, KeyObject>();
+/**
+ * A signer that parses each private key once: one parsed key per domain and selector, replaced when
+ * the PEM under them changes (a rotation), and at most `capacity` of them (the oldest go first).
+ */
+export function dkimSigner(capacity = 1000): DkimSigner {
+  const keys = new Map<string, { pem: string; parsed: KeyObject }>();
   const keyObject = (key: DkimKey) => {
-    const id = `${key.domain}/${key.selector}/${key.privateKeyPem.length}/${key.privateKeyPem.slice(-64)}`;
-    let parsed = keys.get(id);
-    if (!parsed) {
-      if (keys.size > 1000) keys.clear();
-      parsed = createPrivateKey({ key: key.privateKeyPem, format: 'pem' });
-      keys.set(id, parsed);
-    }
+    const id = `${key.domain}\n${key.selector}`;
+    const hit = keys.get(id);
+    if (hit && hit.pem === key.privateKeyPem) return hit.parsed;
+    const parsed = createPrivateKey({ key: key.privateKeyPem, format: 'pem' });
+    keys.delete(id);
+    if (keys.size >= capacity) keys.delete(keys.keys().next().value!);
+    keys.set(id, { pem: key.privateKeyPem, parsed });
     return parsed;
   };
   return {

@@ -96,3 +96,23 @@ t.test('many messages, one parsed key: every signature verifies', async (t) => {
     t.equal((await mailauthVerdict(message))?.status.result, 'pass', `message ${i}`);
   }
 });
+
+t.test('a key replaced under the same domain and selector signs at once (the parsed key is not kept)', async (t) => {
+  const other = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const otherPem = other.privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const otherRecord = `v=DKIM1; k=rsa; p=${other.publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`;
+  const verdictUnder = async (message: Buffer, txt: string) => (await dkimVerify(message, { resolver: async () => [[txt.slice(0, 200), txt.slice(200)]] })).results[0]?.status.result;
+  const plain = await composeMessage({ ...email, html: null, cc_json: null }, []);
+  const rotating = dkimSigner();
+  t.equal(await verdictUnder(rotating.sign(plain, key, new Date()), record), 'pass', 'the first key');
+  const replaced = rotating.sign(plain, { ...key, privateKeyPem: otherPem }, new Date());
+  t.equal(await verdictUnder(replaced, otherRecord), 'pass', 'the replacing key signs');
+  t.not(await verdictUnder(replaced, record), 'pass', 'not the replaced one');
+});
+
+t.test('the parsed keys are bounded: past capacity the oldest goes, and signing still works', async (t) => {
+  const small = dkimSigner(2);
+  const plain = await composeMessage({ ...email, html: null, cc_json: null }, []);
+  for (const domain of ['a.net', 'b.net', 'c.net', 'signer.net']) small.sign(plain, { ...key, domain }, new Date());
+  t.equal((await mailauthVerdict(small.sign(plain, key, new Date())))?.status.result, 'pass');
+});
