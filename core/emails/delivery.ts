@@ -4,7 +4,7 @@ import { changeRecipient, claimLapsedSubmissions, markEmailSent, recipientById }
 import type { RecipientChange } from '../../storage/repos/index.js';
 import type { EmailRecipientRow, EmailRow, RecipientState } from '../../storage/repos/index.js';
 import { eventsRepo, recordAttemptRow } from '../../storage/repos/index.js';
-import { groupCommit, inRelaxedWriteTransaction, type GroupCommit } from '../../storage/sql/index.js';
+import { inRelaxedWriteTransaction, sharedGroupCommit, type GroupCommit } from '../../storage/sql/index.js';
 import { addSuppression } from '../suppressions/index.js';
 import type { AudienceFromSends } from '../contacts/index.js';
 import type { Clock } from '../clock.js';
@@ -77,9 +77,9 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
   // The outcome of our own attempt commits without its own fsync and rides on the next FULL
   // commit (milliseconds later under load): lost in a crash, the recipient stays `submitting`,
   // becomes ambiguous and is never resent — more cautious, never a duplicate. Reports and
-  // complaints stay FULL.
-  const batcher: GroupCommit = groupCommit(deps.db);
-  const outcomes: GroupCommit = groupCommit(deps.db, { relaxed: true });
+  // complaints stay FULL. Both kinds share one queue: a mark and an outcome asked for in the same
+  // loop turn commit as one transaction (durable) instead of two.
+  const { durable: batcher, relaxed: outcomes }: { durable: GroupCommit; relaxed: GroupCommit } = sharedGroupCommit(deps.db);
 
   /**
    * queued → submitting, written before any message data (hence the DATA terminator) leaves.

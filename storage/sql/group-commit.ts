@@ -22,14 +22,34 @@ export interface GroupCommitOptions {
 
 interface Pending {
   write: (trx: Db) => Promise<unknown>;
+  /** This write may do without its own fsync. */
+  relaxed: boolean;
   resolve(value: unknown): void;
   reject(err: unknown): void;
 }
 
 export function groupCommit(db: Db, options: GroupCommitOptions = {}): GroupCommit {
+  const queue = groupQueue(db, options);
+  const relaxed = !!options.relaxed;
+  return { run: (write) => queue(write, relaxed) };
+}
+
+/**
+ * A group commit for writes of both kinds, sharing one queue: the writes asked for within one
+ * window share ONE transaction, durable (its own fsync) if any of them needs it, relaxed if none
+ * does. A relaxed write that rides in a durable transaction resolves after its fsync: later, never
+ * less safe. The delivery side marks one recipient `submitting` (durable) while it records another's
+ * outcome (relaxed): as one transaction they cost one commit instead of two.
+ */
+export function sharedGroupCommit(db: Db, options: Omit<GroupCommitOptions, 'relaxed'> = {}): { durable: GroupCommit; relaxed: GroupCommit } {
+  const queue = groupQueue(db, options);
+  return { durable: { run: (write) => queue(write, false) }, relaxed: { run: (write) => queue(write, true) } };
+}
+
+function groupQueue(db: Db, options: GroupCommitOptions) {
   const { windowMs = 0, maxBatch = 500 } = options;
-  const transaction = options.relaxed ? inRelaxedWriteTransaction : inWriteTransaction;
-  let queue: Pending[] = [];
+  const transactionFor = (relaxed: boolean) => (relaxed ? inRelaxedWriteTransaction : inWriteTransaction);
+  const queue: Pending[] = [];
   let scheduled: NodeJS.Timeout | NodeJS.Immediate | undefined;
 
   const flush = () => {
@@ -47,7 +67,7 @@ export function groupCommit(db: Db, options: GroupCommitOptions = {}): GroupComm
   const commit = async (items: Pending[]) => {
     if (items.length === 0) return;
     try {
-      const results = await transaction(db, async (trx) => {
+      const results = await transactionFor(items.every((item) => item.relaxed))(db, async (trx) => {
         const out: unknown[] = [];
         for (const item of items) out.push(await item.write(trx));
         return out;
@@ -56,19 +76,15 @@ export function groupCommit(db: Db, options: GroupCommitOptions = {}): GroupComm
     } catch {
       for (const item of items) {
         try {
-          item.resolve(await transaction(db, item.write));
+          item.resolve(await transactionFor(item.relaxed)(db, item.write));
         } catch (err) {
           item.reject(err);
         }
       }
     }
   };
-  return {
-    run<T>(write: (trx: Db) => Promise<T>) {
-      return new Promise<T>((resolve, reject) => {
-        queue.push({ write, resolve: resolve as (v: unknown) => void, reject });
-        schedule();
-      });
-    },
-  };
+  return <T>(write: (trx: Db) => Promise<T>, relaxed: boolean) => new Promise<T>((resolve, reject) => {
+    queue.push({ write, relaxed, resolve: resolve as (v: unknown) => void, reject });
+    schedule();
+  });
 }
