@@ -9,7 +9,7 @@ export npm_config_nodedir := $(RUNTIME)
 PREFIX ?= /opt/svc
 SYSTEMD_DIR ?= /etc/systemd/system
 
-.PHONY: setup setup-test build run test test-only bench install clean
+.PHONY: setup setup-test build run test test-only bench bench-broadcast install clean
 
 # What the appliance needs to run; `make test` adds the test tools (never on a production box).
 setup:
@@ -46,6 +46,11 @@ bench: build
 	node dist/bench/metrics-query.js
 	node dist/bench/templates.js
 	node dist/bench/scale-out.js
+	node dist/bench/broadcast.js
+
+# One bench alone: a 100,000-recipient broadcast beside Postfix, then the click route.
+bench-broadcast: build
+	node dist/bench/broadcast.js
 
 install: build
 	bash scripts/install.sh "$(PREFIX)" "$(SYSTEMD_DIR)"

@@ -13,8 +13,8 @@
 // Needs Debian's postfix package (smtp-sink, smtp-source, postfix); installs it when missing.
 // Tuning (environment): BENCH_MESSAGES (5000), BENCH_SESSIONS (20), BENCH_LATENCY_REQUESTS (500),
 // BENCH_CLIENTS (4 concurrent batch posters).
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -26,6 +26,7 @@ import { startTestRedis, type TestRedis } from '../test/helpers/redis.js';
 import { verifyDomainThroughApi } from '../test/helpers/sending.js';
 import { exited, runCrashRig, spawnOutboundProcess, spawnRoleProcess } from '../test/helpers/crash-rig.js';
 import { rerunUnderServiceFlags } from './service-flags.js';
+import { childCpuSeconds, ensurePostfix, runPostfix, startSink, waitUntil } from './postfix.js';
 
 const MESSAGES = intFromEnv('BENCH_MESSAGES', 5000);
 const SESSIONS = intFromEnv('BENCH_SESSIONS', 20);
@@ -36,63 +37,6 @@ const BODY = 'The quick brown fox jumps over the lazy dog. '.repeat(90).slice(0,
 function intFromEnv(name: string, fallback: number): number {
   const v = Number(process.env[name]);
   return Number.isFinite(v) && v > 0 ? Math.floor(v) : fallback;
-}
-
-async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const until = Date.now() + timeoutMs;
-  while (Date.now() < until) {
-    if (await check()) return true;
-    await sleep(20);
-  }
-  return false;
-}
-
-function ensurePostfix(): void {
-  if (existsSync('/usr/sbin/smtp-sink') && existsSync('/usr/sbin/postfix')) return;
-  console.log('installing Debian postfix (smtp-sink, smtp-source) …');
-  execFileSync('sh', ['-c', 'echo "postfix postfix/main_mailer_type select No configuration" | debconf-set-selections; DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends postfix'], { stdio: 'inherit' });
-}
-
-function startSink(port: number): ChildProcess {
-  return spawn('/usr/sbin/smtp-sink', ['-u', 'postfix', `127.0.0.1:${port}`, '1024'], { stdio: 'ignore' });
-}
-
-interface PostfixFigures { acceptPerSec: number; endToEndPerSec: number; seconds: number }
-
-/** A private postfix instance relaying everything to the sink; smtp-source feeds it. */
-async function runPostfix(sinkPort: number, dir: string): Promise<PostfixFigures> {
-  const etc = join(dir, 'etc');
-  const spool = join(dir, 'spool');
-  const data = join(dir, 'data');
-  const log = join(dir, 'maillog');
-  for (const d of [etc, spool, data]) mkdirSync(d, { recursive: true });
-  chmodSync(dir, 0o755);
-  chownSync(data, Number(execFileSync('id', ['-u', 'postfix']).toString()), 0);
-  const port = await freePort();
-  const master = readFileSync('/etc/postfix/master.cf', 'utf8').replace(/^smtp\s+inet\s.*$/m, `127.0.0.1:${port} inet n - n - - smtpd`);
-  writeFileSync(join(etc, 'master.cf'), master);
-  copyFileSync('/etc/postfix/dynamicmaps.cf', join(etc, 'dynamicmaps.cf'));
-  writeFileSync(join(etc, 'main.cf'), [
-    'compatibility_level = 3.6', `queue_directory = ${spool}`, `data_directory = ${data}`, 'meta_directory = /etc/postfix',
-    'mail_owner = postfix', 'setgid_group = postdrop', 'inet_interfaces = 127.0.0.1', 'inet_protocols = ipv4',
-    'myhostname = pfbench.localdomain', 'mydestination =', `relayhost = [127.0.0.1]:${sinkPort}`, 'mynetworks = 127.0.0.0/8',
-    `maillog_file = ${log}`, `maillog_file_prefixes = ${dir}`, 'smtp_tls_security_level = none', 'smtpd_tls_security_level = none',
-    `default_destination_concurrency_limit = ${SESSIONS}`, 'smtpd_relay_restrictions = permit_mynetworks, reject',
-    'alias_maps =', 'alias_database =', 'local_recipient_maps =', '',
-  ].join('\n'));
-  execFileSync('/usr/sbin/postfix', ['-c', etc, 'start'], { stdio: 'ignore' });
-  try {
-    await waitUntil(() => existsSync(log) && readFileSync(log, 'utf8').includes('daemon started'), 10_000);
-    const started = performance.now();
-    execFileSync('/usr/sbin/smtp-source', ['-s', String(SESSIONS), '-l', '4096', '-m', String(MESSAGES), '-f', 'bench@pfbench.test', '-t', 'sink@sink.test', `127.0.0.1:${port}`]);
-    const accepted = (performance.now() - started) / 1000;
-    const sent = () => (readFileSync(log, 'utf8').match(/status=sent/g) ?? []).length;
-    await waitUntil(() => sent() >= MESSAGES, 600_000);
-    const total = (performance.now() - started) / 1000;
-    return { acceptPerSec: MESSAGES / accepted, endToEndPerSec: sent() / total, seconds: total };
-  } finally {
-    execFileSync('/usr/sbin/postfix', ['-c', etc, 'stop'], { stdio: 'ignore' });
-  }
 }
 
 /** Waits for `target` deliveries; gives up (and says where the rest are) after 60 s without progress. */
@@ -113,13 +57,6 @@ async function untilDeliveredOrStalled(delivered: () => Promise<number>, target:
 }
 
 interface SvcFigures { acceptPerSec: number; endToEndPerSec: number; seconds: number; p50: number; p99: number; peakRssMb: number; outboundPeakRssMb: number; latencyPerSec: number; apiCpuMs: number; outboundCpuMs: number }
-
-/** CPU seconds (user + system) a child process has used so far, from /proc. */
-function childCpuSeconds(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 /** Peak resident memory of a child process so far (VmHWM), in MiB. */
 function childPeakRssMb(pid: number | undefined): number {
@@ -227,7 +164,7 @@ async function main(): Promise<void> {
   try {
     await sleep(300);
     console.log(`send-throughput: ${MESSAGES} messages of 4 KB, ${SESSIONS} sessions, DKIM on (svc), sink: smtp-sink on 127.0.0.1:${sinkPort}`);
-    const postfix = await runPostfix(sinkPort, join(dir, 'postfix'));
+    const postfix = await runPostfix(sinkPort, join(dir, 'postfix'), { messages: MESSAGES, sessions: SESSIONS });
     const svc = await runSvc(sinkPort);
     const row = (name: string, accept: number, e2e: number, s: number) => `| ${name} | ${accept.toFixed(0)} | ${e2e.toFixed(0)} | ${s.toFixed(1)} |`;
     console.log('\n| relay | durable accept (msg/s) | accepted → delivered at the sink (msg/s) | seconds |\n| --- | --- | --- | --- |');

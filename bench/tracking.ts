@@ -14,6 +14,8 @@ import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createRequire } from 'node:module';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { trackingTokens } from '../core/tracking/index.js';
 import { clickPath } from '../core/tracking/index.js';
 import { startTestAppliance, type TestAppliance } from '../test/helpers/appliance.js';
@@ -29,14 +31,14 @@ const TARGET_RPS = 10_000;
 const TARGET_P99_MS = 10;
 const LINK = 'https://shop.example/item?a=1&b=2';
 
-interface Load {
+export interface Load {
   name: 'bare' | 'repeat' | 'distinct';
   origin: string;
   paths: string[];
   distinctAgents: boolean;
 }
 
-interface Sample {
+export interface Sample {
   rps: number;
   p50: number;
   p99: number;
@@ -72,8 +74,8 @@ async function child(spec: { origin: string; paths: string[]; distinctAgents: bo
   process.stdout.write(JSON.stringify({ rps: result.requests.total / result.duration, p50: result.latency.p50, p99: result.latency.p99, other: total - redirects }));
 }
 
-function run(load: Load, seconds: number): Promise<Sample> {
-  const spec = JSON.stringify({ origin: load.origin, paths: load.paths, distinctAgents: load.distinctAgents, seconds, connections: CONNECTIONS });
+function run(load: Load, seconds: number, connections: number): Promise<Sample> {
+  const spec = JSON.stringify({ origin: load.origin, paths: load.paths, distinctAgents: load.distinctAgents, seconds, connections });
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, [new URL(import.meta.url).pathname, '--child', spec], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
@@ -107,9 +109,28 @@ async function tokensFor(svc: TestAppliance): Promise<string[]> {
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-const fmt = (s: Sample) => `${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50} ms  p99 ${s.p99} ms${s.other ? `  (${s.other} not 302)` : ''}`;
+export const fmt = (s: Sample) => `${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50} ms  p99 ${s.p99} ms${s.other ? `  (${s.other} not 302)` : ''}`;
 
-async function main(): Promise<number> {
+export interface ClickOptions {
+  rounds: number;
+  seconds: number;
+  warmupSeconds: number;
+  connections: number;
+  log(line: string): void;
+}
+
+export interface ClickFigures {
+  /** The median of each figure over the rounds, by load (bare, repeat, distinct). */
+  medians: Map<Load['name'], Sample>;
+  /** A svc load's verdict against the target. */
+  verdict(sample: Sample): string;
+  stats: { recorded: number; repeats: number; dropped: number };
+  /** Every answer was a 302. */
+  ok: boolean;
+}
+
+/** The click route's rounds on a fresh appliance of its own (bare, repeat, distinct alternating); other benches import it. */
+export async function measureClicks(options: ClickOptions): Promise<ClickFigures> {
   const dns = await mailZone(['inbox-one.net']);
   const svc = await startTestAppliance({ roles: ['api'], env: { SVC_TRACKING_FLUSH_MS: '200', SVC_DNS_SERVERS: dns.address } });
   const bare = await startBare();
@@ -122,30 +143,23 @@ async function main(): Promise<number> {
       { name: 'repeat', origin: svc.baseUrl, paths, distinctAgents: false },
       { name: 'distinct', origin: svc.baseUrl, paths, distinctAgents: true },
     ];
-    console.log(`tracking: GET /t/c/<token>, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s (+${WARMUP_SECONDS} s warm-up), node ${process.version}`);
-    const samples = new Map<string, Sample[]>(loads.map((l) => [l.name, []]));
+    const samples = new Map<Load['name'], Sample[]>(loads.map((l) => [l.name, []]));
     const tracking = svc.appliance.services.api.sending.tracking;
-    for (let round = 1; round <= ROUNDS; round++) {
+    for (let round = 1; round <= options.rounds; round++) {
       for (const load of loads) {
-        await run(load, WARMUP_SECONDS);
-        const sample = await run(load, SECONDS);
+        await run(load, options.warmupSeconds, options.connections);
+        const sample = await run(load, options.seconds, options.connections);
         samples.get(load.name)!.push(sample);
-        console.log(`round ${round} ${load.name.padEnd(8)} ${fmt(sample)}`);
+        options.log(`round ${round} ${load.name.padEnd(8)} ${fmt(sample)}`);
       }
     }
     await tracking.flush();
-    console.log('');
-    let ok = true;
-    for (const load of loads) {
-      const s = samples.get(load.name)!;
-      const m: Sample = { rps: median(s.map((x) => x.rps)), p50: median(s.map((x) => x.p50)), p99: median(s.map((x) => x.p99)), other: s.reduce((a, x) => a + x.other, 0) };
-      const verdict = load.name === 'bare' ? '' : `  target ≥ ${TARGET_RPS} req/s, p99 < ${TARGET_P99_MS} ms: ${m.rps >= TARGET_RPS && m.p99 < TARGET_P99_MS ? 'met' : 'NOT MET'}`;
-      console.log(`median ${load.name.padEnd(8)} ${fmt(m)}${verdict}`);
-      if (m.other) ok = false;
+    const medians = new Map<Load['name'], Sample>();
+    for (const [name, s] of samples) {
+      medians.set(name, { rps: median(s.map((x) => x.rps)), p50: median(s.map((x) => x.p50)), p99: median(s.map((x) => x.p99)), other: s.reduce((a, x) => a + x.other, 0) });
     }
-    const stats = tracking.stats();
-    console.log(`hits recorded ${stats.recorded}, repeats ${stats.repeats}, not recorded (no room) ${stats.dropped}`);
-    return ok ? 0 : 1;
+    const verdict = (m: Sample) => `target ≥ ${TARGET_RPS} req/s, p99 < ${TARGET_P99_MS} ms: ${m.rps >= TARGET_RPS && m.p99 < TARGET_P99_MS ? 'met' : 'NOT MET'}`;
+    return { medians, verdict, stats: tracking.stats(), ok: [...medians.values()].every((m) => m.other === 0) };
   } finally {
     await new Promise((r) => bare.server.close(r));
     await svc.stop();
@@ -153,8 +167,21 @@ async function main(): Promise<number> {
   }
 }
 
-if (process.argv[2] === '--child') {
-  await child(JSON.parse(process.argv[3]!));
-} else {
-  process.exitCode = await main().catch((err: unknown) => { console.error(err); return 1; });
+async function main(): Promise<number> {
+  console.log(`tracking: GET /t/c/<token>, ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s (+${WARMUP_SECONDS} s warm-up), node ${process.version}`);
+  const figures = await measureClicks({ rounds: ROUNDS, seconds: SECONDS, warmupSeconds: WARMUP_SECONDS, connections: CONNECTIONS, log: (line) => console.log(line) });
+  console.log('');
+  for (const [name, m] of figures.medians) console.log(`median ${name.padEnd(8)} ${fmt(m)}${name === 'bare' ? '' : `  ${figures.verdict(m)}`}`);
+  const stats = figures.stats;
+  console.log(`hits recorded ${stats.recorded}, repeats ${stats.repeats}, not recorded (no room) ${stats.dropped}`);
+  return figures.ok ? 0 : 1;
+}
+
+// Run as a program (or as the load child); imported by another bench, it only exports.
+if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  if (process.argv[2] === '--child') {
+    await child(JSON.parse(process.argv[3]!));
+  } else {
+    process.exitCode = await main().catch((err: unknown) => { console.error(err); return 1; });
+  }
 }

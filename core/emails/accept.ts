@@ -103,8 +103,8 @@ function acceptanceEvents(email: EmailRow, recipients: EmailRecipientRow[], fate
 export async function commitAccepted(trx: Db, prepared: PreparedEmail[], now: Date, extra?: (trx: Db) => Promise<void>): Promise<void> {
   const repo = emailsRepo(trx);
   const events = eventsRepo(trx);
+  await repo.insertAcceptedMany(prepared);
   for (const p of prepared) {
-    await repo.insertAccepted(p);
     for (const e of p.events) await emitEvent(events, p.email.team_id, e.type, e.data, now);
     if (p.bulkWarning) await repo.recordBulkWarning(p.email.team_id, p.bulkWarning.contentHash, p.bulkWarning.day, now.toISOString());
   }

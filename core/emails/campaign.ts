@@ -1,14 +1,16 @@
 import type { DnsResolver } from '../../dns/resolver.js';
 import type { Db } from '../../storage/sql/index.js';
 import { emailsRepo, teamsRepo } from '../../storage/repos/index.js';
-import { suppressionsRepo } from '../suppressions/index.js';
+import { suppressionKey, suppressionsRepo } from '../suppressions/index.js';
 import { leftSandbox, type SendAllowance } from '../team/index.js';
 import { ServiceError, validationError } from '../errors.js';
 import type { RegionDirectory } from '../regions.js';
 import { commitAccepted, prepareEmail, type PreparedEmail } from './accept.js';
 import { contentHash } from './bulk.js';
 import type { SendingDomain, SendingDomains } from './ports.js';
-import { checkSandbox, recipientFates, type RecipientFate } from './recipients.js';
+import { addressKey } from './addresses.js';
+import { checkSandbox, recipientFates, type RecipientCheckDeps, type RecipientFate } from './recipients.js';
+import { daysBefore } from '../time.js';
 import type { SendEmailInput } from './types.js';
 import { normaliseSend } from './validate.js';
 
@@ -71,7 +73,7 @@ export function campaignSender(deps: CampaignSenderDeps) {
       const sandboxed = region.sandbox && !(await trusted(deps.db, teamId));
       const verifiedNames = sandboxed ? await deps.domains.verifiedDomainNames() : [];
       const byDomain = new Map<string, Promise<RecipientFate>>();
-      const checkDeps = { resolver: deps.resolver, emails: emailsRepo(deps.db), suppressions: suppressionsRepo(deps.db), simulatorDomain: deps.simulatorDomain, deadAddressDays };
+      const checkDeps = { resolver: deps.resolver, ...(await pageLookups(deps.db, teamId, sends, now)), simulatorDomain: deps.simulatorDomain, deadAddressDays };
       const fates = await Promise.all(sends.map((send) => recipientFates(checkDeps, teamId, send.recipients, now, byDomain)));
       sends.forEach((send, i) => {
         if (sandboxed && !allowedBySandbox(region, send.recipients, verifiedNames, deps.simulatorDomain)) {
@@ -103,6 +105,31 @@ export function campaignSender(deps: CampaignSenderDeps) {
 }
 
 export type CampaignSender = ReturnType<typeof campaignSender>;
+
+/**
+ * The suppression list and the dead-address records for a whole page, read in one statement each
+ * (per 500 addresses): the per-recipient checks then look them up in memory instead of querying
+ * twice per recipient. Read outside the page's transaction, as the single checks are.
+ */
+async function pageLookups(db: Db, teamId: string, sends: readonly { recipients: readonly { address: string }[] }[], now: Date): Promise<Pick<RecipientCheckDeps, 'suppressions' | 'emails'>> {
+  const addresses = [...new Set(sends.flatMap((s) => s.recipients.map((r) => r.address)))];
+  const listed = new Map((await suppressionsRepo(db).byEmailKeys(teamId, [...new Set(addresses.map(suppressionKey))])).map((r) => [r.email_key, r]));
+  const rejectedFor = new Map<string, string[]>();
+  for (const r of await emailsRepo(db).rejectionsOf([...new Set(addresses.map(addressKey))], daysBefore(now, deadAddressDays))) {
+    const teams = rejectedFor.get(r.address);
+    if (teams) teams.push(r.team_id);
+    else rejectedFor.set(r.address, [r.team_id]);
+  }
+  return {
+    suppressions: { byEmailKey: async (_teamId, emailKey) => listed.get(emailKey) },
+    emails: {
+      rejections: async (address, ownTeam) => {
+        const teams = rejectedFor.get(address) ?? [];
+        return { own: teams.includes(ownTeam), teams: teams.length };
+      },
+    },
+  };
+}
 
 async function trusted(db: Db, teamId: string): Promise<boolean> {
   const team = await teamsRepo(db).byId(teamId);

@@ -19,8 +19,8 @@ export type RecipientFate =
 
 export interface RecipientCheckDeps {
   resolver: DnsResolver;
-  emails: EmailsRepo;
-  suppressions: SuppressionsRepo;
+  emails: Pick<EmailsRepo, 'rejections'>;
+  suppressions: Pick<SuppressionsRepo, 'byEmailKey'>;
   simulatorDomain: string;
   /** How long a "no such mailbox" bounce keeps refusing the address. */
   deadAddressDays: number;
@@ -60,7 +60,7 @@ export async function recipientFates(
  * team, or for at least two teams, so that no single tenant can make an address dead for the others
  * (a tenant who controls a domain's MX can reject its addresses at will). Reports never count.
  */
-async function isDeadAddress(emails: EmailsRepo, address: string, teamId: string, since: string): Promise<boolean> {
+async function isDeadAddress(emails: Pick<EmailsRepo, 'rejections'>, address: string, teamId: string, since: string): Promise<boolean> {
   const seen = await emails.rejections(address, teamId, since);
   return seen.own || seen.teams >= crossTeamEvidence;
 }

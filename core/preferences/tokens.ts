@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual } from 'node:crypto';
 import type { SecretBox } from '../../storage/files/index.js';
 
 // The token of a contact's unsubscribe and preference links: the team, the contact and a keyed
@@ -33,7 +33,7 @@ const TAG_BYTES = 8;
 const uuidHex = /^[0-9a-f]{32}$/;
 
 export function contactLinkTokens(box: SecretBox): ContactLinkTokens {
-  const key = box.derive('contact links v1');
+  const key = createSecretKey(box.derive('contact links v1'));
   const tag = (emailKey: string) => createHmac('sha256', key).update(emailKey, 'utf8').digest().subarray(0, TAG_BYTES);
   return {
     mint(teamId, contactId, emailKey) {

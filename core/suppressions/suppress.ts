@@ -13,7 +13,7 @@ import { newId } from '../ids.js';
 export const suppressionKey = (email: string): string => email.trim().toLowerCase();
 
 /** Answers whether the team suppresses the address, and why. */
-export async function isSuppressed(repo: SuppressionsRepo, teamId: string, email: string): Promise<{ origin: SuppressionOrigin; id: string } | undefined> {
+export async function isSuppressed(repo: Pick<SuppressionsRepo, 'byEmailKey'>, teamId: string, email: string): Promise<{ origin: SuppressionOrigin; id: string } | undefined> {
   const row = await repo.byEmailKey(teamId, suppressionKey(email));
   return row ? { origin: row.origin, id: row.id } : undefined;
 }

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, hkdfSync, randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { makePrivateDir, PRIVATE_FILE_MODE } from './private-files.js';
@@ -20,10 +20,13 @@ const VERSION = 'v1';
  */
 export function openSecretBox(keyPath: string): SecretBox {
   const key = loadOrCreateKey(keyPath);
+  // One key object for every seal: given the raw bytes, each cipher would import the key again
+  // (a campaign page seals a link token per recipient).
+  const cipherKey = createSecretKey(key);
   return {
     seal(plaintext) {
       const iv = randomBytes(IV_BYTES);
-      const cipher = createCipheriv('aes-256-gcm', key, iv, { authTagLength: TAG_BYTES });
+      const cipher = createCipheriv('aes-256-gcm', cipherKey, iv, { authTagLength: TAG_BYTES });
       const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
       return [VERSION, iv.toString('base64url'), cipher.getAuthTag().toString('base64url'), body.toString('base64url')].join('.');
     },
@@ -35,7 +38,7 @@ export function openSecretBox(keyPath: string): SecretBox {
       const bodyBytes = decodePart(body);
       // authTagLength pins the tag size: without it GCM accepts a tag cut to 4 bytes, and a
       // 4-byte tag is forged by trying 2^32 values, no key needed.
-      const decipher = createDecipheriv('aes-256-gcm', key, ivBytes, { authTagLength: TAG_BYTES });
+      const decipher = createDecipheriv('aes-256-gcm', cipherKey, ivBytes, { authTagLength: TAG_BYTES });
       decipher.setAuthTag(tagBytes);
       return Buffer.concat([decipher.update(bodyBytes), decipher.final()]).toString('utf8');
     },

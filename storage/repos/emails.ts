@@ -32,6 +32,8 @@ export type EmailListRow = Omit<EmailRow, 'html' | 'text'>;
 
 export interface EmailsRepo {
   insertAccepted(accepted: AcceptedEmail): Promise<void>;
+  /** Accepted emails with their recipients, tags and attachments, in multi-row statements across the emails (a batch, a campaign page). */
+  insertAcceptedMany(accepted: readonly AcceptedEmail[]): Promise<void>;
   byId(teamId: string, id: string): Promise<EmailRow | undefined>;
   /** By id alone, for the delivery side (it works across teams). */
   byIdAnyTeam(id: string): Promise<EmailRow | undefined>;
@@ -50,6 +52,8 @@ export interface EmailsRepo {
    * this team is one of them, and how many there are in all.
    */
   rejections(address: string, teamId: string, since: string): Promise<{ own: boolean; teams: number }>;
+  /** `rejections` for many addresses at once: each rejected address with the teams it was rejected for. */
+  rejectionsOf(addresses: readonly string[], since: string): Promise<{ address: string; team_id: string }[]>;
   setLastEvent(emailId: string, lastEvent: string, at: string): Promise<void>;
 }
 
@@ -74,14 +78,32 @@ export function rowChunks<T extends object>(rows: readonly T[]): T[][] {
   return out;
 }
 
+/**
+ * `rowChunks` over rows grouped by their set of columns: a multi-row INSERT names its columns once,
+ * and SQLite has no DEFAULT in VALUES for a row that lacks one (an email of a campaign carries
+ * broadcast_id, one of the API does not).
+ */
+function sameShapeChunks<T extends object>(rows: readonly T[]): T[][] {
+  const byShape = new Map<string, T[]>();
+  for (const row of rows) {
+    const shape = Object.keys(row).join(',');
+    const group = byShape.get(shape);
+    if (group) group.push(row);
+    else byShape.set(shape, [row]);
+  }
+  return [...byShape.values()].flatMap((group) => rowChunks(group));
+}
+
 export function emailsRepo(db: Db): EmailsRepo {
+  async function insertAcceptedMany(accepted: readonly AcceptedEmail[]): Promise<void> {
+    for (const part of sameShapeChunks(accepted.map((a) => a.email))) await db.insertInto('emails').values(part).execute();
+    for (const part of rowChunks(accepted.flatMap((a) => a.recipients))) await db.insertInto('email_recipients').values(part).execute();
+    for (const part of rowChunks(accepted.flatMap((a) => a.tags))) await db.insertInto('email_tags').values(part).execute();
+    for (const a of accepted) for (const part of a.attachments) await db.insertInto('email_attachments').values(part).execute();
+  }
   return {
-    async insertAccepted({ email, recipients, tags, attachments }) {
-      await db.insertInto('emails').values(email).execute();
-      for (const part of rowChunks(recipients)) await db.insertInto('email_recipients').values(part).execute();
-      for (const part of rowChunks(tags)) await db.insertInto('email_tags').values(part).execute();
-      for (const part of attachments) await db.insertInto('email_attachments').values(part).execute();
-    },
+    insertAccepted: (accepted) => insertAcceptedMany([accepted]),
+    insertAcceptedMany,
     byId: (teamId, id) => db.selectFrom('emails').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),
     byIdAnyTeam: (id) => db.selectFrom('emails').selectAll().where('id', '=', id).executeTakeFirst(),
     recipients: (emailId) => db.selectFrom('email_recipients').selectAll().where('email_id', '=', emailId).orderBy('idx').execute(),
@@ -130,6 +152,14 @@ export function emailsRepo(db: Db): EmailsRepo {
       const rows = await db.selectFrom('rejected_addresses').select('team_id').where('address', '=', address)
         .where('rejected_at', '>=', since).execute();
       return { own: rows.some((r) => r.team_id === teamId), teams: rows.length };
+    },
+    async rejectionsOf(addresses, since) {
+      const rows: { address: string; team_id: string }[] = [];
+      for (let i = 0; i < addresses.length; i += 500) {
+        rows.push(...await db.selectFrom('rejected_addresses').select(['address', 'team_id']).where('address', 'in', addresses.slice(i, i + 500))
+          .where('rejected_at', '>=', since).execute());
+      }
+      return rows;
     },
     async setLastEvent(emailId, lastEvent, at) {
       const update = shapedStatement(db, 'setLastEvent', (m) => db.updateTable('emails').set({ last_event: m('last_event'), updated_at: m('at') }).where('id', '=', m('id')));

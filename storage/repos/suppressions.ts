@@ -21,6 +21,8 @@ export interface SuppressionsRepo {
   byId(teamId: string, id: string): Promise<SuppressionRow | undefined>;
   /** By the lower-cased whole address. */
   byEmailKey(teamId: string, emailKey: string): Promise<SuppressionRow | undefined>;
+  /** The listed ones among these lower-cased addresses (a campaign page's, read at once). */
+  byEmailKeys(teamId: string, emailKeys: readonly string[]): Promise<SuppressionRow[]>;
   list(teamId: string, filter: SuppressionFilter, page: PageQuery): Promise<Page<SuppressionRow>>;
   delete(teamId: string, id: string): Promise<boolean>;
 }
@@ -37,6 +39,13 @@ export function suppressionsRepo(db: Db): SuppressionsRepo {
       db.selectFrom('suppressions').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),
     byEmailKey: (teamId, emailKey) =>
       db.selectFrom('suppressions').selectAll().where('team_id', '=', teamId).where('email_key', '=', emailKey).executeTakeFirst(),
+    async byEmailKeys(teamId, emailKeys) {
+      const rows: SuppressionRow[] = [];
+      for (let i = 0; i < emailKeys.length; i += 500) {
+        rows.push(...await db.selectFrom('suppressions').selectAll().where('team_id', '=', teamId).where('email_key', 'in', emailKeys.slice(i, i + 500)).execute());
+      }
+      return rows;
+    },
     list(teamId, filter, page) {
       let q = db.selectFrom('suppressions').selectAll().where('team_id', '=', teamId);
       if (filter.origin !== undefined) q = q.where('origin', '=', filter.origin);
