@@ -46,6 +46,7 @@ bench: build
 	node dist/bench/metrics-query.js
 	node dist/bench/templates.js
 	node dist/bench/scale-out.js
+	node dist/bench/automations.js
 
 install: build
 	bash scripts/install.sh "$(PREFIX)" "$(SYSTEMD_DIR)"
