@@ -47,6 +47,7 @@ bench: build
 	node dist/bench/templates.js
 	node dist/bench/scale-out.js
 	node dist/bench/broadcast.js
+	node dist/bench/automations.js
 
 # One bench alone: a 100,000-recipient broadcast beside Postfix, then the click route.
 bench-broadcast: build

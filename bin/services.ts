@@ -140,7 +140,7 @@ export function applianceServices(input: ServicesInput): Services {
     templateSends: content.templateSends,
   });
   const work = durableWorker({
-    db: database.db, clock, logger, leaseMs: config.work_lease_ms, concurrency: 4, stepsPerTurn: 50,
+    db: database.db, clock, logger, leaseMs: config.work_lease_ms, concurrency: config.work_concurrency, stepsPerTurn: 50,
     handlers: [
       rollupWork(rollup, config.metrics_rollup_interval_ms),
       imports.handler,

@@ -1,13 +1,13 @@
 import type { Db } from '../../storage/sql/index.js';
 import { customEventsRepo, eventDefinitionsRepo, type EventDefinitionRow } from '../../storage/repos/index.js';
-import { inWriteTransaction } from '../../storage/sql/index.js';
+import { groupCommit, inWriteTransaction } from '../../storage/sql/index.js';
 import { isoNow, type Clock } from '../clock.js';
 import { notFound, ServiceError, validationError, type FieldError } from '../errors.js';
 import { looksLikeId, newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { listOf, parsePageQuery, parseSearch, type ListEnvelope, type RawPageQuery } from '../pagination.js';
 import { nameProblem, schemaProblems, type EventSchema } from './names.js';
-import { checkSend, resolveContact, type SendEventInput } from './send.js';
+import { checkSend, resolveContact, type CheckedSend, type SendEventInput } from './send.js';
 
 // Custom event definitions (create, list, get by id or name, PATCH replacing the schema, soft
 // delete freeing the name) and POST /events/send. Enrolment is the automations area's: it is
@@ -56,6 +56,8 @@ export const refuseAll = (errors: FieldError[]): ServiceError => {
 
 export function eventsService(deps: EventsDeps) {
   const repo = eventDefinitionsRepo(deps.db);
+  const commits = groupCommit(deps.db);
+  const record = (trx: Db, teamId: string, checked: CheckedSend, now: Date) => recordSend(deps, trx, teamId, checked, now);
   return {
     async create(teamId: string, input: { name?: unknown; schema?: unknown }): Promise<Ref> {
       const problem = nameProblem(input.name);
@@ -101,29 +103,11 @@ export function eventsService(deps: EventsDeps) {
       const definition = checked.store ? undefined : await repo.byName(teamId, checked.name);
       if (!checked.store && !definition) throw notFound('Event');
       checked.checkPayload(definition?.schema ? JSON.parse(definition.schema) as EventSchema : null);
-      const enrolled = await inWriteTransaction(deps.db, async (trx) => {
-        const contactId = await resolveContact(trx, teamId, checked);
-        const events = customEventsRepo(trx);
-        const id = newId();
-        const inserted = await events.insertIfNew({
-          id, team_id: teamId, name: checked.name, contact_id: contactId ?? null, anonymous_id: checked.anonymousId,
-          idempotency_key: checked.idempotencyKey, payload: JSON.stringify(checked.payload), start_flows: checked.startFlows ? 1 : 0,
-          occurred_at: checked.occurredAt.toISOString(), created_at: now.toISOString(),
-        });
-        if (!inserted) return 0;
-        let runs = 0;
-        if (checked.anonymousId !== null && contactId !== undefined && checked.contactGiven) {
-          await events.tieBrowser(teamId, checked.anonymousId, contactId, now.toISOString());
-          for (const waiting of await events.claimWaiting(teamId, checked.anonymousId, contactId)) {
-            if (waiting.id === id || waiting.start_flows !== 1) continue;
-            runs += await deps.enrol(trx, { teamId, name: waiting.name, contactId, sourceId: waiting.id, data: JSON.parse(waiting.payload) as Record<string, unknown>, at: now });
-          }
-        }
-        if (contactId !== undefined && checked.startFlows) {
-          runs += await deps.enrol(trx, { teamId, name: checked.name, contactId, sourceId: id, data: checked.payload, at: now });
-        }
-        return runs;
-      });
+      // Sends arriving together share one transaction and its fsync (group commit); each 202 still
+      // waits for its own event and runs to be on disk.
+      const outcome = await commits.run((trx) => record(trx, teamId, checked, now));
+      if ('refused' in outcome) throw outcome.refused;
+      const enrolled = outcome.runs;
       deps.logger.info({ teamId, event: checked.name, runs: enrolled }, 'event accepted');
       return { object: 'event', event: checked.name };
     },
@@ -131,6 +115,41 @@ export function eventsService(deps: EventsDeps) {
 }
 
 export type EventsService = ReturnType<typeof eventsService>;
+
+/** A refusal comes back as a value, never thrown: it would roll back the sends sharing its transaction. */
+type SendOutcome = { runs: number } | { refused: ServiceError };
+
+/** One accepted send's writes: the event row, a waiting browser's events, the runs enrolled. */
+async function recordSend(deps: EventsDeps, trx: Db, teamId: string, checked: CheckedSend, now: Date): Promise<SendOutcome> {
+  let contactId: string | undefined;
+  try {
+    contactId = await resolveContact(trx, teamId, checked);
+  } catch (err) {
+    // Only the contact lookup refuses (404), and before this send wrote anything.
+    if (err instanceof ServiceError) return { refused: err };
+    throw err;
+  }
+  const events = customEventsRepo(trx);
+  const id = newId();
+  const inserted = await events.insertIfNew({
+    id, team_id: teamId, name: checked.name, contact_id: contactId ?? null, anonymous_id: checked.anonymousId,
+    idempotency_key: checked.idempotencyKey, payload: JSON.stringify(checked.payload), start_flows: checked.startFlows ? 1 : 0,
+    occurred_at: checked.occurredAt.toISOString(), created_at: now.toISOString(),
+  });
+  if (!inserted) return { runs: 0 };
+  let runs = 0;
+  if (checked.anonymousId !== null && contactId !== undefined && checked.contactGiven) {
+    await events.tieBrowser(teamId, checked.anonymousId, contactId, now.toISOString());
+    for (const waiting of await events.claimWaiting(teamId, checked.anonymousId, contactId)) {
+      if (waiting.id === id || waiting.start_flows !== 1) continue;
+      runs += await deps.enrol(trx, { teamId, name: waiting.name, contactId, sourceId: waiting.id, data: JSON.parse(waiting.payload) as Record<string, unknown>, at: now });
+    }
+  }
+  if (contactId !== undefined && checked.startFlows) {
+    runs += await deps.enrol(trx, { teamId, name: checked.name, contactId, sourceId: id, data: checked.payload, at: now });
+  }
+  return { runs };
+}
 
 function checkSchema(raw: unknown): string | null {
   const errors = schemaProblems(raw);

@@ -1,7 +1,9 @@
 import type { Db } from '../sql/db.js';
+import { sql } from 'kysely';
+import { isPostgres } from '../sql/dialect.js';
 import { claimLeased } from '../sql/lease-claim.js';
 
-// The durable worker's rows (migration 011), claimed like every leased queue (sql/lease-claim.ts).
+// The durable worker's rows (migrations 011, 028), claimed like every leased queue (sql/lease-claim.ts).
 
 export type WorkState = 'queued' | 'running' | 'done' | 'failed' | 'canceled';
 
@@ -54,7 +56,12 @@ export function workRepo(db: Db): WorkRepo {
     byKey: (kind, key) => db.selectFrom('work_items').selectAll().where('kind', '=', kind).where('key', '=', key).executeTakeFirst(),
     async claim(kinds, now, owner, leaseUntil, limit) {
       if (kinds.length === 0) return [];
-      const chosen = db.selectFrom('work_items').select('id').where('kind', 'in', kinds).where('state', 'in', claimable)
+      // Written so the planner walks work_items_claimable (due_at, claimable rows only) in order and
+      // stops at the limit: the states as literals, matching the partial index's own condition (a
+      // bound value cannot be proven to); on SQLite `+kind` keeps the (kind, key) index, which
+      // SQLite without statistics would prefer, out of the choice (PostgreSQL plans by statistics).
+      const kind = isPostgres(db) ? sql.ref('kind') : sql`+kind`;
+      const chosen = db.selectFrom('work_items').select('id').where(kind, 'in', kinds).where(sql<boolean>`state in ('queued', 'running')`)
         .where('due_at', '<=', now).where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
         .orderBy('due_at').limit(limit);
       const set = { state: 'running', lease_owner: owner, lease_until: leaseUntil, updated_at: now };

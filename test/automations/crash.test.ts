@@ -4,6 +4,7 @@ import { startTestAppliance } from '../helpers/appliance.js';
 import { publishedTemplate } from '../helpers/templates.js';
 import { exitWithin, waitFor } from '../helpers/deadline.js';
 import { mailZone } from '../helpers/email-fixtures.js';
+import { startFakeMx } from '../helpers/fake-mx.js';
 import { svcBin } from '../helpers/faults-svc.js';
 import { call } from '../helpers/http.js';
 import { startTestRedis } from '../helpers/redis.js';
@@ -12,16 +13,23 @@ import { verifyDomainThroughApi } from '../helpers/sending.js';
 // kill -9 while runs are mid-graph: the runs are worked by a real `bin/svc start --role jobs`
 // child on the same data folder, killed with SIGKILL at moments spread over the work and started
 // again each time. In the end every run completes and each send_email step made exactly one
-// email (counted per run and step, and per recipient).
+// email, delivered by the appliance's own outbound role (never killed here) to a fake MX on
+// loopback, where it is counted: each step's email taken exactly once, by its own recipient.
+// Four cold starts of a jobs process, and delivery besides, on a shared two-core machine.
+t.setTimeout(300_000);
 const redis = await startTestRedis();
 const dns = await mailZone(['inbox-one.net']);
-const app = await startTestAppliance({ redis, env: { SVC_DNS_SERVERS: dns.address, SVC_DNS_CACHE_TTL_S: '0' } });
-t.teardown(async () => { await app.stop(); await dns.stop(); await redis.stop(); });
+const mx = await startFakeMx({ keepRaw: false });
+const app = await startTestAppliance({
+  redis, roles: ['api', 'outbound'],
+  env: { SVC_DNS_SERVERS: dns.address, SVC_DNS_CACHE_TTL_S: '0', SVC_OUTBOUND_PORT: String(mx.port), SVC_OUTBOUND_POLL_S: '1' },
+});
+t.teardown(async () => { await app.stop(); await mx.stop(); await dns.stop(); await redis.stop(); });
 const team = await app.newTeam('Crash flows');
 await verifyDomainThroughApi(app.baseUrl, team.token, dns, 'flows-sender.net');
 const api = (method: string, path: string, body?: unknown) => call(app.baseUrl, method, path, { token: team.token, body });
 const db = app.appliance.services.database.db;
-const RUNS = 30;
+const RUNS = 20;
 const TEMPLATE = await publishedTemplate(app.baseUrl, team.token, {});
 
 function spawnJobs(): ChildProcess {
@@ -37,7 +45,7 @@ const mailStep = (key: string) => ({ key, type: 'send_email', config: { template
 const sentSteps = async () => Number((await db.selectFrom('automation_run_steps').select((eb) => eb.fn.countAll().as('n'))
   .where('type', '=', 'send_email').where('status', '=', 'completed').executeTakeFirstOrThrow()).n);
 
-t.test('kill -9 mid-graph, three times: every run completes, every send exactly once', async (t) => {
+t.test('kill -9 mid-graph, three times: every run completes, every send taken exactly once at the MX', async (t) => {
   await api('POST', '/events', { name: 'crash.flow' });
   const automation = await api('POST', '/automations', {
     name: 'Two mails', status: 'enabled',
@@ -56,15 +64,15 @@ t.test('kill -9 mid-graph, three times: every run completes, every send exactly 
   }
   for (let kill = 1; kill <= 3; kill++) {
     const child = spawnJobs();
-    const exited = exitWithin('the killed jobs child to exit', child);
     try {
       // Each kill falls at a set share of the 2 × RUNS sends: mid-graph every time.
       const target = Math.floor((2 * RUNS * kill) / 5);
       await waitFor(`${target} sends before kill ${kill}`, async () => (await sentSteps()) >= target, 60_000, 10);
     } finally {
       // Killed on a failed wait too: a child left running would outlive the suite.
+      // The exit's deadline starts at the kill (exitWithin sees an exit that came before it).
       child.kill('SIGKILL');
-      await exited;
+      await exitWithin('the killed jobs child to exit', child);
     }
   }
   t.ok(await sentSteps() < 2 * RUNS, 'sends remained after the third kill');
@@ -73,7 +81,7 @@ t.test('kill -9 mid-graph, three times: every run completes, every send exactly 
   await waitFor('every run completed', async () => {
     const open = await db.selectFrom('automation_runs').select('id').where('status', '!=', 'completed').execute();
     return open.length === 0;
-  }, 90_000, 100);
+  }, 120_000, 100);
   const steps = await db.selectFrom('automation_run_steps').selectAll().where('type', '=', 'send_email').execute();
   t.equal(steps.length, 2 * RUNS, 'one record per run and send step');
   const emailIds = steps.map((s) => JSON.parse(s.output!).email_id as string);
@@ -85,6 +93,21 @@ t.test('kill -9 mid-graph, three times: every run completes, every send exactly 
   for (const e of emails) perRecipient.set(e.recipients_text, [...(perRecipient.get(e.recipients_text) ?? []), e.subject].sort());
   t.equal(perRecipient.size, RUNS);
   t.ok([...perRecipient.values()].every((subjects) => subjects.join() === 'first,second'), 'each contact got first and second once');
+
+  // The far end: every step's email taken by the MX exactly once, by its own recipient only.
+  await waitFor('every email delivered', async () => {
+    const pending = await db.selectFrom('email_recipients').select('state').where('state', '!=', 'delivered').execute();
+    return pending.length === 0 && mx.received.length >= 2 * RUNS;
+  }, 60_000, 100);
+  const messageIds = await db.selectFrom('emails').select(['id', 'message_id', 'recipients_text']).where('team_id', '=', team.teamId).execute();
+  const taken = mx.accepted();
+  t.equal(mx.received.length, 2 * RUNS, 'the MX took one message per run and send step, none more');
+  t.ok(messageIds.every((e) => taken.get(e.message_id) === 1), 'each step\'s email taken exactly once at the MX');
+  t.ok(mx.received.every((m) => messageIds.find((e) => e.message_id === m.messageId)?.recipients_text === m.rcptTo), 'each by its own recipient');
+  const perRcpt = new Map<string, number>();
+  for (const m of mx.received) perRcpt.set(m.rcptTo, (perRcpt.get(m.rcptTo) ?? 0) + 1);
+  t.equal(perRcpt.size, RUNS, 'every run\'s contact reached');
+  t.ok([...perRcpt.values()].every((n) => n === 2), 'two messages per contact at the MX: first and second once each');
   const hooks = await db.selectFrom('events').select('type').where('team_id', '=', team.teamId).where('type', 'in', ['automation.run.started', 'automation.run.completed']).execute();
   t.equal(hooks.filter((h) => h.type === 'automation.run.started').length, RUNS, 'started once per run');
   t.equal(hooks.filter((h) => h.type === 'automation.run.completed').length, RUNS, 'completed once per run');

@@ -21,6 +21,7 @@ import * as m021 from './021_broadcasts.js';
 import * as m022 from './022_automations.js';
 import * as m023 from './023_outbound_tls.js';
 import * as m025 from './025_outbound_leases.js';
+import * as m028 from './028_work_claim_index.js';
 
 // Numbered, applied in order at start. Written with Kysely's schema builder so the same
 // migrations run on SQLite and on PostgreSQL.
@@ -47,4 +48,5 @@ export const migrations: Record<string, Migration> = {
   '022_automations': m022,
   '023_outbound_tls': m023,
   '025_outbound_leases': m025,
+  '028_work_claim_index': m028,
 };
