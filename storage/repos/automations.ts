@@ -22,6 +22,8 @@ export interface AutomationsRepo {
   version(automationId: string, version: number): Promise<AutomationVersionRow | undefined>;
   /** Live, enabled automations of the team whose current trigger is this event. */
   enabledByTrigger(teamId: string, eventName: string): Promise<AutomationRow[]>;
+  /** The distinct trigger events, starting with `prefix` (no `%` or `_` in it), of the team's live enabled automations. */
+  enabledTriggersWithPrefix(teamId: string, prefix: string): Promise<string[]>;
   /** Running runs of the contact whose version lists this event among its exit events. */
   runsExitingOn(teamId: string, contactId: string, eventName: string): Promise<AutomationRunRow[]>;
   /** Inserts unless the automation already has a run for this event and contact; answers whether it inserted. */
@@ -71,6 +73,9 @@ export function automationsRepo(db: Db): AutomationsRepo {
       .where('automation_id', '=', automationId).where('version', '=', version).executeTakeFirst(),
     enabledByTrigger: (teamId, eventName) => live().where('team_id', '=', teamId).where('trigger_event', '=', eventName)
       .where('status', '=', 'enabled').orderBy('id').execute(),
+    enabledTriggersWithPrefix: async (teamId, prefix) => (await db.selectFrom('automations').select('trigger_event').distinct()
+      .where('team_id', '=', teamId).where('trigger_event', 'like', `${prefix}%`)
+      .where('status', '=', 'enabled').where('deleted_at', 'is', null).execute()).map((r) => r.trigger_event),
     runsExitingOn: (teamId, contactId, eventName) => db.selectFrom('automation_runs as r')
       .innerJoin('automation_exit_events as x', (j) => j.onRef('x.automation_id', '=', 'r.automation_id').onRef('x.version', '=', 'r.version'))
       .selectAll('r').where('r.team_id', '=', teamId).where('r.contact_id', '=', contactId).where('r.status', '=', 'running')
