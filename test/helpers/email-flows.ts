@@ -10,6 +10,7 @@ import { startFakeMx, type FakeMx } from './fake-mx.js';
 import type { TestDnsServer } from './dns-server.js';
 import { call } from './http.js';
 import { fakeSendingDomains } from './sending.js';
+import { trackingLinks } from './tracking.js';
 import { testClock } from './test-clock.js';
 
 // Flows started by mail lifecycle events (svc:email.*) and conditions on topic and segment
@@ -31,7 +32,9 @@ export async function startEmailFlowRig(databaseUrl?: string): Promise<EmailFlow
   const clock = testClock();
   const app = await startTestAppliance({
     clock, roles: ['api', 'outbound'], ...(databaseUrl ? { databaseUrl } : {}),
-    env: { SVC_DNS_SERVERS: dns.address, SVC_DNS_CACHE_TTL_S: '0', SVC_OUTBOUND_PORT: String(mx.port) },
+    env: {
+      SVC_DNS_SERVERS: dns.address, SVC_DNS_CACHE_TTL_S: '0', SVC_OUTBOUND_PORT: String(mx.port), SVC_TRACKING_LINKS: 'link_base', SVC_TRACKING_FLUSH_MS: '20',
+    },
   });
   await app.appliance.services.work.enqueue(PLATFORM_STREAM_WORK.kind, PLATFORM_STREAM_WORK.key, {});
   return { app, mx, dns, clock, stop: async () => { await app.stop(); await mx.stop(); await dns.stop(); } };
@@ -140,6 +143,38 @@ export async function flowsOnEachOthersMailStop(t: Test, rig: EmailFlowRig): Pro
   t.equal((await f.runs(b)).length, 2, 'B: the API mail and A\'s');
   const chains = (await f.emailEvents()).filter((e) => e.type === 'svc:email.sent').map((e) => (e.data.automation_chain as string[] | undefined)?.length ?? 0).sort();
   t.same(chains, [0, 1, 1, 2, 2], 'chains grow by one a hop and stop at every flow of the team');
+}
+
+/** svc:email.clicked carries the link: a condition on it takes its branch. */
+export async function clickedCarriesLink(t: Test, rig: EmailFlowRig): Promise<void> {
+  const team = await rig.app.newTeam('Clicks');
+  const domain = fakeSendingDomains(rig.app, rig.dns).add({ teamId: team.teamId, name: 'sender-six.net' });
+  domain.clickTracking = true;
+  const api = (method: string, path: string, body?: unknown) => call(rig.app.baseUrl, method, path, { token: team.token, body });
+  const contact = (await api('POST', '/contacts', { email: 'kim@inbox-one.net' })).body.id as string;
+  const created = await api('POST', '/automations', {
+    name: 'Offer clickers', status: 'enabled',
+    steps: [
+      { key: 'start', type: 'trigger', config: { event_name: 'svc:email.clicked' } },
+      { key: 'offer', type: 'condition', config: { type: 'rule', field: 'event.link', operator: 'ends_with', value: '/offer' } },
+      { key: 'mark', type: 'contact_update', config: { last_name: 'Clicker' } },
+    ],
+    connections: [{ from: 'start', to: 'offer' }, { from: 'offer', to: 'mark', type: 'condition_met' }],
+  });
+  t.equal(created.status, 201, JSON.stringify(created.body));
+  const sent = await api('POST', '/emails', { from: 'news@sender-six.net', to: 'kim@inbox-one.net', subject: 'Offer', html: '<p><a href="https://shop.example/offer">See the offer</a></p>' });
+  const raw = await waitFor('the offer at the MX', async () => rig.mx.received.find((m) => m.rcptTo === 'kim@inbox-one.net' && m.messageId?.startsWith(`<${sent.body.id}@`)));
+  const [link] = trackingLinks((await simpleParser(raw.raw)).html || '').clicks;
+  t.ok(link, 'the link is tracked');
+  const safari = 'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15';
+  t.equal((await fetch(link!, { redirect: 'manual', headers: { 'user-agent': safari } })).status, 302);
+  const event = await waitFor('svc:email.clicked', async () => (await platformEvents(rig.app, team.teamId)).find((e) => e.type === 'svc:email.clicked'));
+  t.match(event.data, { contact_id: contact, email_id: sent.body.id, link: 'https://shop.example/offer', subject: 'Offer' });
+  await waitFor('the click to reach the flow', async () => {
+    rig.clock.advance(1_000);
+    for (let steps = await rig.app.appliance.services.work.runDue(); steps > 0; steps = await rig.app.appliance.services.work.runDue());
+    return (await api('GET', `/contacts/${contact}`)).body.last_name === 'Clicker';
+  });
 }
 
 /** svc:email.bounced carries the bounce type: a condition on it takes its branch. */
