@@ -16,7 +16,8 @@ import { cancelRuns, RUN_WORK_KIND, type GraphCache } from './lifecycle.js';
 // the chain of automations whose runs led to it (the sender last, core/automations/steps.ts), and
 // no automation in that chain is enrolled by it. Each hop adds a new automation to the chain, so
 // a chain of flows triggered by each other's mail ends after at most as many hops as the team has
-// automations; a flow never re-enrols itself on its own mail.
+// automations; a flow never re-enrols itself on its own mail. The chain follows mail only: a
+// flow's other effects (a topic choice, a segment entry) start their own flows as any change does.
 
 export interface EnrolDeps {
   logger: Logger;
@@ -88,9 +89,9 @@ export function idFloorAt(ms: number): string {
 
 /**
  * The platform event stream's reader (svc:contact.created, svc:topic.*, svc:segment.entered,
- * svc:email.*): one
- * standing work item whose cursor is the last event id read; each step enrols a batch of events
- * in the worker's transaction with the moved cursor, so a crash neither skips nor repeats one.
+ * svc:email.*): one standing work item whose cursor is the last event id read; each step enrols a
+ * batch of events in the worker's transaction with the moved cursor, so a crash neither skips nor
+ * repeats one.
  */
 export function platformStreamWork(enrol: Enroller, db: Db, options: StreamReaderOptions): WorkHandler<Record<string, never>, { after: string | null }> {
   return {

@@ -43,8 +43,8 @@ function emailTriggers(trx: Db, teamId: string): Promise<ReadonlySet<string>> {
 
 /**
  * Writes one email.* event to the outbox and, for contacts among its recipients, its `svc:email.*`
- * platform event when an enabled automation of the team starts on it; `trx` is the caller's
- * transaction. Per-recipient events name their recipient in `data.to`; the others (email.sent)
+ * platform event when an enabled automation of the team starts on it. `trx` must be the caller's
+ * transaction, never the database itself: the trigger read is kept for the transaction's life. Per-recipient events name their recipient in `data.to`; the others (email.sent)
  * concern every recipient of the email.
  */
 export async function emitEmailEvent(trx: Db, email: EmailEventSource, type: EmailEventType, data: Record<string, unknown>, at: Date): Promise<string> {
