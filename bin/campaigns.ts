@@ -42,8 +42,9 @@ export function campaignsArea(input: CampaignsInput): Campaigns {
   const { db, clock, logger } = input;
   const graphs = graphCache();
   const templates = publishedTemplateSender({
+    db,
     sends: input.templateSends,
-    stage: (caller, send) => input.emails.stage(caller, send),
+    stage: (caller, send, origin) => input.emails.stage(caller, send, origin),
     linksFor: (contact) => input.preferences.linksFor(contact),
   });
   const contacts = contactWritesIn({ clock, hash: input.consentHash, contactLimit: input.contactLimit });

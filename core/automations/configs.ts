@@ -132,10 +132,12 @@ function delay(ctx: Ctx): void {
 
 function condition(ctx: Ctx): void {
   const messages: string[] = [];
-  const properties = new Set<string>();
-  checkRule(ctx.step.config, messages, properties);
+  const names = { properties: new Set<string>(), segments: new Set<string>(), topics: new Set<string>() };
+  checkRule(ctx.step.config, messages, names);
   for (const m of messages) problem(ctx, m);
-  for (const key of properties) ctx.refs.push({ key: ctx.step.key, kind: 'property', value: key });
+  for (const key of names.properties) ctx.refs.push({ key: ctx.step.key, kind: 'property', value: key });
+  for (const id of names.segments) ctx.refs.push({ key: ctx.step.key, kind: 'segment', value: id });
+  for (const id of names.topics) ctx.refs.push({ key: ctx.step.key, kind: 'topic', value: id });
 }
 
 /** Literals only (spec): a `{ var }` reference is refused. */

@@ -11,6 +11,13 @@ import { cancelRuns, RUN_WORK_KIND, type GraphCache } from './lifecycle.js';
 // one run in each enabled automation whose trigger it matches — a run row and its work item in
 // the caller's transaction (the send's, or the stream reader's with its cursor). The unique
 // (automation, event, contact) makes a redelivered event enrol once.
+//
+// Mail sent by flows never enrols in a loop: an svc:email.* event of an email a run sent carries
+// the chain of automations whose runs led to it (the sender last, core/automations/steps.ts), and
+// no automation in that chain is enrolled by it. Each hop adds a new automation to the chain, so
+// a chain of flows triggered by each other's mail ends after at most as many hops as the team has
+// automations; a flow never re-enrols itself on its own mail. The chain follows mail only: a
+// flow's other effects (a topic choice, a segment entry) start their own flows as any change does.
 
 export interface EnrolDeps {
   logger: Logger;
@@ -26,6 +33,7 @@ export function enroller(deps: EnrolDeps) {
     for (const automation of await repo.enabledByTrigger(event.teamId, event.name)) {
       // The stream is read a little late: an event from before the automation existed is not its.
       if (event.at.toISOString() < automation.created_at) continue;
+      if (inChain(event, automation.id)) continue;
       const graph = await deps.graphs.of(trx, automation.id, automation.version);
       const config = graph.trigger.config;
       if (config.segment_id !== undefined && event.data.segment_id !== config.segment_id) continue;
@@ -52,6 +60,12 @@ export function enroller(deps: EnrolDeps) {
 
 export type Enroller = ReturnType<typeof enroller>;
 
+/** Whether the event is about mail that this automation's runs led to. */
+function inChain(event: EnrollingEvent, automationId: string): boolean {
+  const chain = event.name.startsWith('svc:email.') ? event.data.automation_chain : undefined;
+  return Array.isArray(chain) && chain.includes(automationId);
+}
+
 export const PLATFORM_STREAM_WORK = { kind: 'automation-enrol', key: 'platform-events' } as const;
 
 export interface StreamReaderOptions {
@@ -74,9 +88,10 @@ export function idFloorAt(ms: number): string {
 }
 
 /**
- * The platform event stream's reader (svc:contact.created, svc:topic.*, svc:segment.entered): one
- * standing work item whose cursor is the last event id read; each step enrols a batch of events
- * in the worker's transaction with the moved cursor, so a crash neither skips nor repeats one.
+ * The platform event stream's reader (svc:contact.created, svc:topic.*, svc:segment.entered,
+ * svc:email.*): one standing work item whose cursor is the last event id read; each step enrols a
+ * batch of events in the worker's transaction with the moved cursor, so a crash neither skips nor
+ * repeats one.
  */
 export function platformStreamWork(enrol: Enroller, db: Db, options: StreamReaderOptions): WorkHandler<Record<string, never>, { after: string | null }> {
   return {

@@ -1,4 +1,4 @@
-import type { Caller, StagedSend } from '../emails/index.js';
+import type { Caller, SendOrigin, StagedSend } from '../emails/index.js';
 import type { SendEmailInput } from '../emails/index.js';
 import { validationError } from '../errors.js';
 import { looksLikeId } from '../ids.js';
@@ -12,7 +12,7 @@ import type { TemplateSender, TemplateSendRequest } from './ports.js';
 // `from` (a template will carry its own).
 
 export interface PlainTemplateSenderDeps {
-  stage(caller: Caller, input: SendEmailInput): Promise<StagedSend>;
+  stage(caller: Caller, input: SendEmailInput, origin?: SendOrigin): Promise<StagedSend>;
   linksFor(contact: { id: string; team_id: string; email_key: string }): RecipientLinks;
 }
 
@@ -33,7 +33,7 @@ export function plainTemplateSender(deps: PlainTemplateSenderDeps): TemplateSend
       const staged = await deps.stage({ teamId: request.teamId, apiKeyId: null, domainId: null }, {
         from: overrides.from, to: contact.email, subject: overrides.subject ?? `Template ${request.templateId}`, text: lines.join('\n'),
         reply_to: overrides.reply_to ?? null, topic_id: overrides.topic_id ?? null, headers: { ...links.headers },
-      });
+      }, request.origin);
       return { emailId: staged.id, commit: (trx) => staged.commit(trx), accepted: () => staged.accepted() };
     },
   };

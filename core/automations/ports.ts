@@ -1,5 +1,6 @@
 import type { Db } from '../../storage/sql/index.js';
 import type { ContactView } from '../contacts/index.js';
+import type { SendOrigin } from '../emails/index.js';
 
 // What the automations area is handed: the template send a send_email step makes. The content
 // tier's templates render published versions; until they are wired, bin/services.ts hands in
@@ -16,6 +17,8 @@ export interface TemplateSendRequest {
   overrides: { from?: string; subject?: string; reply_to?: string; topic_id?: string };
   /** One per run and step: the send a retried step would make again is this one. */
   idempotencyKey: string;
+  /** The run making the send, kept on the email (its svc:email.* events name it; enrol.ts reads the chain). */
+  origin: SendOrigin;
 }
 
 /** A send checked and prepared outside the step's transaction; its rows commit inside it. */

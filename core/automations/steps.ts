@@ -3,7 +3,8 @@ import { contactPropertiesRepo, type AutomationRunRow } from '../../storage/repo
 import type { ConsentContext, ContactView, PropertyValue } from '../contacts/index.js';
 import { ServiceError } from '../errors.js';
 import { addExplicitMembers } from '../segments/index.js';
-import { evaluate, type Rule } from './condition.js';
+import { contactAudience } from './audience.js';
+import { evaluate, readsMembership, type Rule } from './condition.js';
 import { readDuration } from './durations.js';
 import type { ConnectionType, Step } from './graph.js';
 import type { RunCursor, RunnerDeps } from './runner.js';
@@ -44,7 +45,8 @@ export async function runStep(deps: RunnerDeps, run: AutomationRunRow, step: Ste
     case 'condition': {
       const contact = await deps.contacts.read(deps.db, run.team_id, run.contact_id);
       if (!contact) return { kind: 'failed', error: contactGone };
-      const met = evaluate(c as unknown as Rule, contact, event);
+      const rule = c as unknown as Rule;
+      const met = evaluate(rule, contact, event, readsMembership(rule) ? await contactAudience(deps.db, run.team_id, contact) : undefined);
       return { kind: 'next', branch: met ? 'condition_met' : 'condition_not_met', output: { result: met } };
     }
     case 'send_email':
@@ -88,12 +90,23 @@ async function sendEmail(deps: RunnerDeps, run: AutomationRunRow, step: Step, ev
     staged = await deps.templates.stage({
       teamId: run.team_id, templateId: template.id, variables: resolveVariables(template.variables ?? {}, contact, event), contact,
       event: { name: run.event_name, data: event }, overrides, idempotencyKey: `automation-run:${run.id}:${step.key}`,
+      origin: { automationId: run.automation_id, runId: run.id, chain: chainOf(run, event) },
     });
   } catch (err) {
     if (err instanceof ServiceError) return { kind: 'failed', error: failureOf(err) };
     throw err;
   }
   return { kind: 'next', output: { email_id: staged.emailId }, write: (trx) => refusable(() => staged.commit(trx)), afterCommit: () => staged.accepted() };
+}
+
+/**
+ * The automations whose runs led to this one's send: the chain of the email whose svc:email.*
+ * event enrolled the run, then this automation. Enrolment never starts an automation already in
+ * the chain (enrol.ts), so mail from flows cannot re-enrol them in a loop.
+ */
+export function chainOf(run: AutomationRunRow, event: Record<string, unknown>): string[] {
+  const before = run.event_name.startsWith('svc:email.') && Array.isArray(event.automation_chain) ? event.automation_chain.filter((id): id is string => typeof id === 'string') : [];
+  return [...before.filter((id) => id !== run.automation_id), run.automation_id];
 }
 
 async function contactUpdate(deps: RunnerDeps, run: AutomationRunRow, c: Record<string, unknown>): Promise<Outcome> {

@@ -1,8 +1,7 @@
 import type { Db } from '../../storage/sql/index.js';
 import { emailsRepo, type AcceptedEmail } from '../../storage/repos/index.js';
 import type { EmailRecipientRow, EmailRow } from '../../storage/repos/index.js';
-import { eventsRepo } from '../../storage/repos/index.js';
-import { emitEvent, type EventType } from '../outbox/index.js';
+import { emitEmailEvent, type EmailEventType } from '../outbox/index.js';
 import { newId } from '../ids.js';
 import type { Region } from '../regions.js';
 import { addressKey } from './addresses.js';
@@ -14,7 +13,7 @@ import type { SendingDomain } from './ports.js';
 
 /** One email ready to commit: its rows and the events its acceptance writes. */
 export interface PreparedEmail extends AcceptedEmail {
-  events: { type: EventType; data: Record<string, unknown> }[];
+  events: { type: EmailEventType; data: Record<string, unknown> }[];
   bulkWarning?: { contentHash: string; day: string };
   /** Has recipients due now: the outbound queue should look. */
   dueNow: boolean;
@@ -102,10 +101,9 @@ function acceptanceEvents(email: EmailRow, recipients: EmailRecipientRow[], fate
  */
 export async function commitAccepted(trx: Db, prepared: PreparedEmail[], now: Date, extra?: (trx: Db) => Promise<void>): Promise<void> {
   const repo = emailsRepo(trx);
-  const events = eventsRepo(trx);
   await repo.insertAcceptedMany(prepared);
   for (const p of prepared) {
-    for (const e of p.events) await emitEvent(events, p.email.team_id, e.type, e.data, now);
+    for (const e of p.events) await emitEmailEvent(trx, p.email, e.type, e.data, now);
     if (p.bulkWarning) await repo.recordBulkWarning(p.email.team_id, p.bulkWarning.contentHash, p.bulkWarning.day, now.toISOString());
   }
   if (extra) await extra(trx);

@@ -3,12 +3,12 @@ import { emailsRepo } from '../../storage/repos/index.js';
 import { changeRecipient, claimLapsedSubmissions, markEmailSent, recipientById } from '../../storage/repos/index.js';
 import type { RecipientChange } from '../../storage/repos/index.js';
 import type { EmailRecipientRow, EmailRow, RecipientState } from '../../storage/repos/index.js';
-import { eventsRepo, recordAttemptRow } from '../../storage/repos/index.js';
+import { recordAttemptRow } from '../../storage/repos/index.js';
 import { inRelaxedWriteTransaction, sharedGroupCommit, type GroupCommit } from '../../storage/sql/index.js';
 import { addSuppression } from '../suppressions/index.js';
 import type { AudienceFromSends } from '../contacts/index.js';
 import type { Clock } from '../clock.js';
-import { emitEvent, type EventType } from '../outbox/index.js';
+import { emitEmailEvent, type EmailEventType } from '../outbox/index.js';
 import type { Logger } from '../logger.js';
 import { newId } from '../ids.js';
 import { addressKey } from './addresses.js';
@@ -17,7 +17,8 @@ import type { Bounce, DeliveryOutcome } from './outcomes.js';
 import { retryDelayMs, type RetryJitter } from './retry.js';
 
 // Records what happened to each recipient: the state change, the email's last_event and the
-// email.* event (with the spec's envelope, `to` naming only this recipient) in one transaction.
+// email.* event (with the spec's envelope, `to` naming only this recipient; and its svc:email.*
+// platform event when the recipient is a contact and an automation starts on it) in one transaction.
 // Writes from the delivery side go through a group commit.
 
 export interface DeliveryRecorderDeps {
@@ -130,7 +131,7 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
   async function emitSentOnce(trx: Db, emailId: string, now: string, known?: EmailRow) {
     if (!(await markEmailSent(trx, emailId, now))) return;
     const email = known ?? await emailsRepo(trx).byIdAnyTeam(emailId);
-    if (email) await emitEvent(eventsRepo(trx), email.team_id, 'email.sent', envelopeData(email), new Date(now));
+    if (email) await emitEmailEvent(trx, email, 'email.sent', envelopeData(email), new Date(now));
   }
 
   /**
@@ -144,8 +145,8 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
     const change = (c: RecipientChange) => changeRecipient(trx, row.id, from.states, { ...released, ...c }, at, from.owner);
     const notAnAttempt = outcome.kind === 'suppressed' || (outcome.kind === 'deferred' && outcome.internalRetryMs !== undefined);
     const attempts = row.attempts + (notAnAttempt ? 0 : 1);
-    const event = async (type: EventType, extra: Record<string, unknown> = {}) => {
-      await emitEvent(eventsRepo(trx), email.team_id, type, envelopeData(email, [row.address], extra), now);
+    const event = async (type: EmailEventType, extra: Record<string, unknown> = {}) => {
+      await emitEmailEvent(trx, email, type, envelopeData(email, [row.address], extra), now);
       await emailsRepo(trx).setLastEvent(email.id, type.slice('email.'.length), at);
     };
     switch (outcome.kind) {
@@ -221,7 +222,7 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
     const email = row && await emailsRepo(trx).byIdAnyTeam(row.email_id);
     if (!row || !email) return false;
     const now = deps.clock.now();
-    await emitEvent(eventsRepo(trx), email.team_id, 'email.complained', envelopeData(email, [row.address]), now);
+    await emitEmailEvent(trx, email, 'email.complained', envelopeData(email, [row.address]), now);
     await emailsRepo(trx).setLastEvent(email.id, 'complained', now.toISOString());
     if (!options.keepAddress) await addSuppression(trx, email.team_id, row.address, 'complaint', email.id, deps.clock);
     return true;

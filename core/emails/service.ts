@@ -153,8 +153,13 @@ export function emailsService(deps: EmailsServiceDeps) {
      * the run's cursor): checked and prepared now, outside any transaction; `commit(trx)` spends
      * the allowance and writes the rows; `accepted()` wakes the region once that has committed.
      */
-    async stage(caller: Caller, input: SendEmailInput): Promise<StagedSend> {
+    async stage(caller: Caller, input: SendEmailInput, origin?: SendOrigin): Promise<StagedSend> {
       const prepared = await prepare(caller, input, undefined);
+      if (origin) {
+        prepared.email.automation_id = origin.automationId;
+        prepared.email.automation_run_id = origin.runId;
+        prepared.email.automation_chain = JSON.stringify(origin.chain);
+      }
       return {
         id: prepared.email.id,
         async commit(trx: Db) {
@@ -219,6 +224,16 @@ export interface TemplateTestInput {
   variables?: Record<string, unknown> | null;
   from?: string;
   subject?: string;
+}
+
+/**
+ * The automation run a staged send is made by: kept on the email, named by its svc:email.*
+ * platform events. `chain`: the automations whose runs led here, this one last.
+ */
+export interface SendOrigin {
+  automationId: string;
+  runId: string;
+  chain: readonly string[];
 }
 
 /** A send prepared now whose rows commit in the caller's transaction (EmailsService.stage). */

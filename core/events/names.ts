@@ -1,6 +1,6 @@
 import type { FieldError } from '../errors.js';
 import { looksLikeId } from '../ids.js';
-import { platformEventTypes } from '../outbox/index.js';
+import { platformEmailEventTypes, platformEventTypes } from '../outbox/index.js';
 import { isIsoDateOrInstant } from '../time.js';
 
 // The names and payload rules of custom events (spec Custom event definition, Custom events).
@@ -24,14 +24,10 @@ export const storeEvents = [
 
 export const isStoreEvent = (name: string) => (storeEvents as readonly string[]).includes(name);
 
-/** The `svc:email.*` family automations may start on: the lifecycle of mail sent to a contact. */
-export const platformEmailEvents = [
-  'svc:email.sent', 'svc:email.delivered', 'svc:email.delivery_delayed', 'svc:email.bounced', 'svc:email.complained',
-  'svc:email.opened', 'svc:email.clicked', 'svc:email.failed', 'svc:email.suppressed',
-] as const;
+/** The `svc:email.*` family automations may start on: the lifecycle of mail sent to a contact (written by core/outbox). */
+export const platformEmailEvents = platformEmailEventTypes;
 
-export const isPlatformEvent = (name: string) =>
-  (platformEventTypes as readonly string[]).includes(name) || (platformEmailEvents as readonly string[]).includes(name);
+export const isPlatformEvent = (name: string) => (platformEventTypes as readonly string[]).includes(name);
 
 /** Why a definition name is refused, or undefined when it is a good one. */
 export function nameProblem(name: unknown): string | undefined {

@@ -1,5 +1,8 @@
 import type { EventsRepo, PlatformEventsRepo } from '../../storage/repos/index.js';
 import { newId } from '../ids.js';
+import { platformEmailEventTypes } from './email-events.js';
+
+export { emitEmailEvent, platformEmailEventTypes, type EmailEventSource, type EmailEventType, type PlatformEmailEventType } from './email-events.js';
 
 // The outbox: the spec's subscribable event types (Events) and the one way to write them, in the
 // transaction of the change they report. (Custom events, spec document 2, are another thing.)
@@ -27,9 +30,12 @@ export async function emitEvent(events: EventsRepo, teamId: string, type: EventT
 
 /**
  * Platform events: the internal stream automations are started by (spec Events, the reserved
- * `svc:` prefix). Not webhooks: they never reach an endpoint. A closed list, grown as producers land.
+ * `svc:` prefix). Not webhooks: they never reach an endpoint. A closed list: the audience's own,
+ * and the `svc:email.*` family a mail lifecycle event writes (email-events.ts).
  */
-export const platformEventTypes = ['svc:contact.created', 'svc:topic.subscribed', 'svc:topic.unsubscribed', 'svc:segment.entered'] as const;
+export const platformEventTypes = [
+  'svc:contact.created', 'svc:topic.subscribed', 'svc:topic.unsubscribed', 'svc:segment.entered', ...platformEmailEventTypes,
+] as const;
 
 export type PlatformEventType = (typeof platformEventTypes)[number];
 

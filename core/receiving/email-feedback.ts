@@ -2,12 +2,11 @@ import type { Db } from '../../storage/sql/index.js';
 import { emailsRepo } from '../../storage/repos/index.js';
 import { recipientById } from '../../storage/repos/index.js';
 import type { EmailRecipientRow } from '../../storage/repos/index.js';
-import { eventsRepo } from '../../storage/repos/index.js';
 import { inTransaction } from '../../storage/sql/index.js';
 import type { Clock } from '../clock.js';
 import type { DeliveryRecorder } from '../emails/index.js';
 import { envelopeData } from '../emails/index.js';
-import { emitEvent } from '../outbox/index.js';
+import { emitEmailEvent } from '../outbox/index.js';
 import type { FeedbackRecipient, FeedbackSink } from './feedback.js';
 
 // The FeedbackSink over the sending side: bounces, settled submissions and complaints go through
@@ -42,7 +41,7 @@ export function emailFeedbackSink(deps: EmailFeedbackDeps): FeedbackSink {
         const email = row && (await emailsRepo(trx).byIdAnyTeam(row.email_id));
         if (!row || !email || ['bounced', 'failed', 'suppressed', 'canceled'].includes(row.state)) return false;
         const now = deps.clock.now();
-        await emitEvent(eventsRepo(trx), email.team_id, 'email.delivery_delayed', envelopeData(email, [row.address], { delay }), now);
+        await emitEmailEvent(trx, email, 'email.delivery_delayed', envelopeData(email, [row.address], { delay }), now);
         await emailsRepo(trx).setLastEvent(email.id, 'delivery_delayed', now.toISOString());
         return true;
       });

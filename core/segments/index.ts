@@ -5,7 +5,7 @@
 export { segmentsService, SEGMENT_NAME_MAX, type SegmentListItem, type SegmentsService, type SegmentView } from './service.js';
 export { FILTER_CONDITIONS_MAX, FILTER_DEPTH_MAX } from './filter.js';
 export {
-  addExplicitMembers, checkSegmentsExist, countMembers, explicitMembership, filterContext, liveSegment, missingSegments, parseFilter, segmentMembersPage, SEGMENTS_PER_QUERY,
+  addExplicitMembers, checkSegmentsExist, countMembers, explicitMembership, filterContext, liveSegment, missingSegments, parseFilter, segmentMembersPage, segmentsContaining, SEGMENTS_PER_QUERY,
 } from './membership.js';
 export { watchSegmentEntry, type SegmentEntryWatch } from './entry.js';
 export type { FilterContext, SegmentFilter, SegmentMembership } from '../../storage/repos/index.js';

@@ -1,9 +1,9 @@
-import { emailsRepo, eventsRepo, recipientById, type EmailRecipientRow, type EmailRow } from '../../storage/repos/index.js';
+import { emailsRepo, recipientById, type EmailRecipientRow, type EmailRow } from '../../storage/repos/index.js';
 import { groupCommit, type Db } from '../../storage/sql/index.js';
 import type { Clock } from '../clock.js';
 import { envelopeData } from '../emails/index.js';
 import type { Logger } from '../logger.js';
-import { emitEvent } from '../outbox/index.js';
+import { emitEmailEvent } from '../outbox/index.js';
 import { LINK_BURST_MS, machineReason, type MachineReason } from './machine.js';
 import { trackingTokens, type TrackingClaim } from './tokens.js';
 
@@ -161,7 +161,7 @@ export function trackingService(deps: TrackingDeps) {
         ? { open: { ipAddress: client.ip, timestamp: at.toISOString(), userAgent: client.userAgent, ...machine } }
         : { click: { ipAddress: client.ip, link: claim.url, timestamp: at.toISOString(), userAgent: client.userAgent, ...machine } };
       const type = claim.kind === 'open' ? 'email.opened' : 'email.clicked';
-      await emitEvent(eventsRepo(trx), email.team_id, type, envelopeData(email, [recipient.address], detail), at);
+      await emitEmailEvent(trx, email, type, envelopeData(email, [recipient.address], detail), at);
       lastEvents.set(email.id, { name: claim.kind === 'open' ? 'opened' : 'clicked', at: at.toISOString() });
       written++;
     }

@@ -1,4 +1,5 @@
 import type { Db } from '../sql/db.js';
+import { shapedStatement } from '../sql/compiled.js';
 import { paginate, type Page, type PageQuery } from '../sql/paginate.js';
 import type {
   AutomationExitEventRow, AutomationRow, AutomationRunRow, AutomationRunStepRow, AutomationStatus, AutomationVersionRow, RunStatus,
@@ -22,6 +23,8 @@ export interface AutomationsRepo {
   version(automationId: string, version: number): Promise<AutomationVersionRow | undefined>;
   /** Live, enabled automations of the team whose current trigger is this event. */
   enabledByTrigger(teamId: string, eventName: string): Promise<AutomationRow[]>;
+  /** The distinct trigger events, starting with `prefix` (no `%` or `_` in it), of the team's live enabled automations. */
+  enabledTriggersWithPrefix(teamId: string, prefix: string): Promise<string[]>;
   /** Running runs of the contact whose version lists this event among its exit events. */
   runsExitingOn(teamId: string, contactId: string, eventName: string): Promise<AutomationRunRow[]>;
   /** Inserts unless the automation already has a run for this event and contact; answers whether it inserted. */
@@ -71,6 +74,13 @@ export function automationsRepo(db: Db): AutomationsRepo {
       .where('automation_id', '=', automationId).where('version', '=', version).executeTakeFirst(),
     enabledByTrigger: (teamId, eventName) => live().where('team_id', '=', teamId).where('trigger_event', '=', eventName)
       .where('status', '=', 'enabled').orderBy('id').execute(),
+    async enabledTriggersWithPrefix(teamId, prefix) {
+      // Compiled once: the delivery recorder asks it once per transaction.
+      const statement = shapedStatement(db, 'automations.enabledTriggersWithPrefix', (m) => db.selectFrom('automations').select('trigger_event').distinct()
+        .where('team_id', '=', m('team')).where('trigger_event', 'like', m('pattern')).where('status', '=', m('enabled') as 'enabled').where('deleted_at', 'is', null));
+      const result = await statement(db, { team: teamId, pattern: `${prefix}%`, enabled: 'enabled' });
+      return (result.rows as { trigger_event: string }[]).map((r) => r.trigger_event);
+    },
     runsExitingOn: (teamId, contactId, eventName) => db.selectFrom('automation_runs as r')
       .innerJoin('automation_exit_events as x', (j) => j.onRef('x.automation_id', '=', 'r.automation_id').onRef('x.version', '=', 'r.version'))
       .selectAll('r').where('r.team_id', '=', teamId).where('r.contact_id', '=', contactId).where('r.status', '=', 'running')

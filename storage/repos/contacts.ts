@@ -22,6 +22,8 @@ export type ContactChange = Partial<Pick<ContactRow, 'email' | 'email_key' | 'fi
 export interface ContactsRepo {
   byId(teamId: string, id: string): Promise<ContactRow | undefined>;
   byEmailKey(teamId: string, emailKey: string): Promise<ContactRow | undefined>;
+  /** The team's contacts among these lower-cased addresses: id and address key only. */
+  idsByEmailKeys(teamId: string, emailKeys: readonly string[]): Promise<{ id: string; email_key: string }[]>;
   /** Inserts unless the team has a contact with the address; answers whether it inserted. */
   insertIfAbsent(row: ContactRow): Promise<boolean>;
   update(teamId: string, id: string, change: ContactChange): Promise<void>;
@@ -44,6 +46,8 @@ export function contactsRepo(db: Db): ContactsRepo {
       db.selectFrom('contacts').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),
     byEmailKey: (teamId, emailKey) =>
       db.selectFrom('contacts').selectAll().where('team_id', '=', teamId).where('email_key', '=', emailKey).executeTakeFirst(),
+    idsByEmailKeys: async (teamId, emailKeys) => emailKeys.length === 0 ? [] : db.selectFrom('contacts').select(['id', 'email_key'])
+      .where('team_id', '=', teamId).where('email_key', 'in', [...emailKeys]).execute(),
     async insertIfAbsent(row) {
       const result = await db.insertInto('contacts').values(row)
         .onConflict((oc) => oc.columns(['team_id', 'email_key']).doNothing())

@@ -29,6 +29,11 @@ export interface EmailRow {
   template_version: string | null;
   /** The broadcast this email is one recipient's copy of (migration 021); absent or null otherwise. */
   broadcast_id?: string | null;
+  /** The automation and run whose send_email step made this email (migration 018); absent or null otherwise. */
+  automation_id?: string | null;
+  automation_run_id?: string | null;
+  /** JSON array of the automation ids whose runs led to this email, the sender last (migration 018). */
+  automation_chain?: string | null;
   /** Message-ID header value, with angle brackets. */
   message_id: string;
   scheduled_at: string | null;

@@ -23,6 +23,8 @@ export interface TopicsRepo {
   markDeleted(teamId: string, id: string, at: string): Promise<boolean>;
   /** The team's live topics with this contact's choices, a page at a time. */
   listForContact(teamId: string, contactId: string, page: PageQuery): Promise<Page<TopicWithChoice>>;
+  /** Every live topic of the team with the contact's own choice (null where it made none). */
+  allForContact(teamId: string, contactId: string): Promise<TopicWithChoice[]>;
 }
 
 export function topicsRepo(db: Db): TopicsRepo {
@@ -49,5 +51,9 @@ export function topicsRepo(db: Db): TopicsRepo {
       .leftJoin('contact_topics as c', (j) => j.onRef('c.topic_id', '=', 't.id').on('c.contact_id', '=', contactId))
       .selectAll('t').select('c.subscription as choice')
       .where('t.team_id', '=', teamId).where('t.deleted_at', 'is', null), 't.id', page),
+    allForContact: (teamId, contactId) => db.selectFrom('topics as t')
+      .leftJoin('contact_topics as c', (j) => j.onRef('c.topic_id', '=', 't.id').on('c.contact_id', '=', contactId))
+      .selectAll('t').select('c.subscription as choice')
+      .where('t.team_id', '=', teamId).where('t.deleted_at', 'is', null).orderBy('t.id').execute(),
   };
 }

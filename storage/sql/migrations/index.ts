@@ -15,6 +15,7 @@ import * as m013 from './013_team.js';
 import * as m014 from './014_segments.js';
 import * as m015 from './015_contact_imports.js';
 import * as m017 from './017_queue_tools.js';
+import * as m018 from './018_email_automation.js';
 import * as m019 from './019_templates.js';
 import * as m020 from './020_tracking.js';
 import * as m021 from './021_broadcasts.js';
@@ -42,6 +43,7 @@ export const migrations: Record<string, Migration> = {
   '014_segments': m014,
   '015_contact_imports': m015,
   '017_queue_tools': m017,
+  '018_email_automation': m018,
   '019_templates': m019,
   '020_tracking': m020,
   '021_broadcasts': m021,
