@@ -19,13 +19,28 @@ export type BroadcastPatch = Partial<Omit<BroadcastRow, 'id' | 'team_id' | 'crea
 export interface BroadcastRecipientView extends BroadcastRecipientRow {
   delivery_state: string | null;
   bounce_type: string | null;
+  opens: number | null;
+  machine_opens: number | null;
+  clicks: number | null;
+  machine_clicks: number | null;
 }
 
 /** Which recipients a list asks for. */
 export type RecipientSelection =
   | { kind: 'sent' }
   | { kind: 'excluded' }
-  | { kind: 'delivery'; states: readonly RecipientState[]; bounceType?: string };
+  | { kind: 'delivery'; states: readonly RecipientState[]; bounceType?: string }
+  /** Recipients with an open, a click or a complaint recorded (`humanOnly`: an open or click no machine made), or who unsubscribed through the broadcast. */
+  | { kind: 'engaged'; event: 'opened' | 'clicked' | 'complained' | 'unsubscribed'; humanOnly: boolean };
+
+/** The column of the recipient's email an engagement list asks to be set. */
+const engagedColumn = (s: Extract<RecipientSelection, { kind: 'engaged' }>) => {
+  switch (s.event) {
+    case 'opened': return s.humanOnly ? 'r.first_human_opened_at' : 'r.first_opened_at';
+    case 'clicked': return s.humanOnly ? 'r.first_human_clicked_at' : 'r.first_clicked_at';
+    default: return 'r.complained_at';
+  }
+};
 
 /** What the fan-out reads about one page of members, in a few statements. */
 export interface MemberFacts {
@@ -59,6 +74,12 @@ export interface BroadcastsRepo {
   propertyKeys(teamId: string): Promise<string[]>;
   /** The names of these broadcasts (metrics' broadcast_name). */
   names(teamId: string, ids: readonly string[]): Promise<Map<string, string>>;
+  /**
+   * The contact unsubscribed through this broadcast's link: recorded when the contact is a recipient
+   * the broadcast sent to (the first time kept). With `topicIds`, only when the broadcast was sent
+   * for one of those topics (an opt-out of its topic on the preference page). Answers whether it was recorded.
+   */
+  markUnsubscribed(teamId: string, broadcastId: string, contactId: string, at: string, topicIds?: readonly string[]): Promise<boolean>;
 }
 
 export function broadcastsRepo(db: Db): BroadcastsRepo {
@@ -93,10 +114,14 @@ export function broadcastsRepo(db: Db): BroadcastsRepo {
     },
     recipients(broadcastId, selection, email, page) {
       let q = db.selectFrom('broadcast_recipients as b').leftJoin('email_recipients as r', (j) => j.onRef('r.email_id', '=', 'b.email_id'))
-        .selectAll('b').select(['r.state as delivery_state', 'r.bounce_type'])
+        .selectAll('b').select(['r.state as delivery_state', 'r.bounce_type', 'r.opens', 'r.machine_opens', 'r.clicks', 'r.machine_clicks'])
         .where('b.broadcast_id', '=', broadcastId);
       if (selection.kind === 'sent') q = q.where('b.status', '=', 'sent');
       else if (selection.kind === 'excluded') q = q.where((eb) => eb.or([eb('b.status', '=', 'excluded'), eb('r.state', '=', 'suppressed')]));
+      else if (selection.kind === 'engaged' && selection.event === 'unsubscribed') {
+        q = q.where('b.status', '=', 'sent').where((eb) => eb.exists(eb.selectFrom('broadcast_unsubscribes as u').select('u.contact_id')
+          .whereRef('u.broadcast_id', '=', 'b.broadcast_id').whereRef('u.contact_id', '=', 'b.contact_id')));
+      } else if (selection.kind === 'engaged') q = q.where('b.status', '=', 'sent').where(engagedColumn(selection), 'is not', null);
       else {
         q = q.where('r.state', 'in', [...selection.states]);
         if (selection.bounceType !== undefined) q = q.where('r.bounce_type', '=', selection.bounceType);
@@ -138,6 +163,18 @@ export function broadcastsRepo(db: Db): BroadcastsRepo {
     async propertyKeys(teamId) {
       const rows = await db.selectFrom('contact_properties').select('key').where('team_id', '=', teamId).execute();
       return rows.map((r) => r.key);
+    },
+    async markUnsubscribed(teamId, broadcastId, contactId, at, topicIds) {
+      if (topicIds?.length === 0) return false;
+      let sent = db.selectFrom('broadcast_recipients as b').select('b.contact_id')
+        .where('b.team_id', '=', teamId).where('b.broadcast_id', '=', broadcastId).where('b.contact_id', '=', contactId).where('b.status', '=', 'sent');
+      if (topicIds) {
+        sent = sent.where('b.broadcast_id', 'in', db.selectFrom('broadcasts').select('id').where('team_id', '=', teamId).where('topic_id', 'in', [...topicIds]));
+      }
+      if (!(await sent.executeTakeFirst())) return false;
+      const r = await db.insertInto('broadcast_unsubscribes').values({ broadcast_id: broadcastId, contact_id: contactId, team_id: teamId, unsubscribed_at: at })
+        .onConflict((oc) => oc.columns(['broadcast_id', 'contact_id']).doNothing()).executeTakeFirst();
+      return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
     },
     async names(teamId, ids) {
       if (ids.length === 0) return new Map();
