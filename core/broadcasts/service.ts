@@ -233,7 +233,8 @@ function selectionOf(type: RecipientType, bounceType: string | undefined, humanO
       if (bounceType !== undefined && !(bounceType in bounceTypes)) throw invalidParameter('bounce_type', '`bounce_type` must be permanent, transient or undetermined.');
       return { kind: 'delivery', states: ['bounced'], ...(bounceType ? { bounceType: bounceTypes[bounceType as keyof typeof bounceTypes] } : {}) };
     }
-    case 'opened': case 'clicked': case 'complained': case 'unsubscribed': return { kind: 'engaged', event: type, humanOnly };
+    case 'opened': case 'clicked': return { kind: 'engaged', event: type, humanOnly };
+    case 'complained': case 'unsubscribed': return { kind: 'marked', mark: type };
   }
 }
 

@@ -42,12 +42,16 @@ export interface BroadcastRecipientRow {
   created_at: string;
 }
 
-/** A recipient who unsubscribed through this broadcast's unsubscribe or preference link (migration 016). */
-export interface BroadcastUnsubscribeRow {
+/** A rare fact about a broadcast's recipient (migration 016), listed by GET /broadcasts/{id}/recipients?type=<kind>. */
+export type RecipientMarkKind = 'complained' | 'unsubscribed';
+
+export interface BroadcastRecipientMarkRow {
   broadcast_id: string;
+  kind: RecipientMarkKind;
   contact_id: string;
   team_id: string;
-  unsubscribed_at: string;
+  /** When it first happened. */
+  created_at: string;
 }
 
 /** Clicks on one link of a broadcast's emails (migration 016). */

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../sql/db.js';
 import { paginate, type Page, type PageQuery } from '../sql/paginate.js';
-import type { BroadcastRecipientRow, BroadcastRow, BroadcastStatus } from './broadcasts-tables.js';
+import type { BroadcastRecipientMarkRow, BroadcastRecipientRow, BroadcastRow, BroadcastStatus, RecipientMarkKind } from './broadcasts-tables.js';
 import type { TopicSubscription } from './contacts-tables.js';
 import type { RecipientState } from './emails-tables.js';
 import { rowChunks } from './emails.js';
@@ -30,17 +30,14 @@ export type RecipientSelection =
   | { kind: 'sent' }
   | { kind: 'excluded' }
   | { kind: 'delivery'; states: readonly RecipientState[]; bounceType?: string }
-  /** Recipients with an open, a click or a complaint recorded (`humanOnly`: an open or click no machine made), or who unsubscribed through the broadcast. */
-  | { kind: 'engaged'; event: 'opened' | 'clicked' | 'complained' | 'unsubscribed'; humanOnly: boolean };
+  /** Recipients with an open or a click recorded (`humanOnly`: one no machine made). */
+  | { kind: 'engaged'; event: 'opened' | 'clicked'; humanOnly: boolean }
+  /** Recipients marked complained or unsubscribed: the marks are walked, not every recipient. */
+  | { kind: 'marked'; mark: RecipientMarkKind };
 
-/** The column of the recipient's email an engagement list asks to be set. */
-const engagedColumn = (s: Extract<RecipientSelection, { kind: 'engaged' }>) => {
-  switch (s.event) {
-    case 'opened': return s.humanOnly ? 'r.first_human_opened_at' : 'r.first_opened_at';
-    case 'clicked': return s.humanOnly ? 'r.first_human_clicked_at' : 'r.first_clicked_at';
-    default: return 'r.complained_at';
-  }
-};
+/** The column of the recipient's email an open or click list asks to be set. */
+const engagedColumn = (humanOnly: boolean, event: 'opened' | 'clicked') =>
+  event === 'opened' ? (humanOnly ? 'r.first_human_opened_at' : 'r.first_opened_at') : (humanOnly ? 'r.first_human_clicked_at' : 'r.first_clicked_at');
 
 /** What the fan-out reads about one page of members, in a few statements. */
 export interface MemberFacts {
@@ -82,6 +79,26 @@ export interface BroadcastsRepo {
   markUnsubscribed(teamId: string, broadcastId: string, contactId: string, at: string, topicIds?: readonly string[]): Promise<boolean>;
 }
 
+const recipientEngagement = ['r.state as delivery_state', 'r.bounce_type', 'r.opens', 'r.machine_opens', 'r.clicks', 'r.machine_clicks'] as const;
+
+/** A list of marked recipients, walked from the marks (a few among many recipients) in contact order. */
+function markedRecipients(db: Db, broadcastId: string, mark: RecipientMarkKind, email: string | undefined, page: PageQuery): Promise<Page<BroadcastRecipientView>> {
+  let q = db.selectFrom('broadcast_recipient_marks as m')
+    .innerJoin('broadcast_recipients as b', (j) => j.onRef('b.broadcast_id', '=', 'm.broadcast_id').onRef('b.contact_id', '=', 'm.contact_id'))
+    .leftJoin('email_recipients as r', (j) => j.onRef('r.email_id', '=', 'b.email_id'))
+    .selectAll('b').select(recipientEngagement)
+    .where('m.broadcast_id', '=', broadcastId).where('m.kind', '=', mark);
+  if (email !== undefined) q = q.where('b.email', '=', email.toLowerCase());
+  return paginate(db, q, 'm.contact_id', page) as Promise<Page<BroadcastRecipientView>>;
+}
+
+/** Records a mark once (the first time kept); answers whether it is new. */
+export async function insertMark(db: Db, row: BroadcastRecipientMarkRow): Promise<boolean> {
+  const r = await db.insertInto('broadcast_recipient_marks').values(row)
+    .onConflict((oc) => oc.columns(['broadcast_id', 'kind', 'contact_id']).doNothing()).executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
+}
+
 export function broadcastsRepo(db: Db): BroadcastsRepo {
   const ofTeam = (teamId: string) => db.selectFrom('broadcasts').selectAll().where('team_id', '=', teamId);
   return {
@@ -113,15 +130,13 @@ export function broadcastsRepo(db: Db): BroadcastsRepo {
       }).where('id', '=', id).execute();
     },
     recipients(broadcastId, selection, email, page) {
+      if (selection.kind === 'marked') return markedRecipients(db, broadcastId, selection.mark, email, page);
       let q = db.selectFrom('broadcast_recipients as b').leftJoin('email_recipients as r', (j) => j.onRef('r.email_id', '=', 'b.email_id'))
-        .selectAll('b').select(['r.state as delivery_state', 'r.bounce_type', 'r.opens', 'r.machine_opens', 'r.clicks', 'r.machine_clicks'])
+        .selectAll('b').select(recipientEngagement)
         .where('b.broadcast_id', '=', broadcastId);
       if (selection.kind === 'sent') q = q.where('b.status', '=', 'sent');
       else if (selection.kind === 'excluded') q = q.where((eb) => eb.or([eb('b.status', '=', 'excluded'), eb('r.state', '=', 'suppressed')]));
-      else if (selection.kind === 'engaged' && selection.event === 'unsubscribed') {
-        q = q.where('b.status', '=', 'sent').where((eb) => eb.exists(eb.selectFrom('broadcast_unsubscribes as u').select('u.contact_id')
-          .whereRef('u.broadcast_id', '=', 'b.broadcast_id').whereRef('u.contact_id', '=', 'b.contact_id')));
-      } else if (selection.kind === 'engaged') q = q.where('b.status', '=', 'sent').where(engagedColumn(selection), 'is not', null);
+      else if (selection.kind === 'engaged') q = q.where('b.status', '=', 'sent').where(engagedColumn(selection.humanOnly, selection.event), 'is not', null);
       else {
         q = q.where('r.state', 'in', [...selection.states]);
         if (selection.bounceType !== undefined) q = q.where('r.bounce_type', '=', selection.bounceType);
@@ -172,9 +187,7 @@ export function broadcastsRepo(db: Db): BroadcastsRepo {
         sent = sent.where('b.broadcast_id', 'in', db.selectFrom('broadcasts').select('id').where('team_id', '=', teamId).where('topic_id', 'in', [...topicIds]));
       }
       if (!(await sent.executeTakeFirst())) return false;
-      const r = await db.insertInto('broadcast_unsubscribes').values({ broadcast_id: broadcastId, contact_id: contactId, team_id: teamId, unsubscribed_at: at })
-        .onConflict((oc) => oc.columns(['broadcast_id', 'contact_id']).doNothing()).executeTakeFirst();
-      return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
+      return insertMark(db, { broadcast_id: broadcastId, kind: 'unsubscribed', contact_id: contactId, team_id: teamId, created_at: at });
     },
     async names(teamId, ids) {
       if (ids.length === 0) return new Map();

@@ -3,6 +3,7 @@ import { sql } from 'kysely';
 import type { Db } from '../sql/db.js';
 import { paginate, type Page, type PageQuery } from '../sql/paginate.js';
 import type { BroadcastLinkRow } from './broadcasts-tables.js';
+import { insertMark } from './broadcasts.js';
 
 // Engagement as it is recorded (migration 016): each recipient's opens and clicks, its complaint,
 // and the clicks per link of a broadcast. Written by tracking's group-committed batches of hits and
@@ -43,6 +44,7 @@ export interface RecipientLinkClicks {
 /** 32 hex characters of SHA-256: a link's key within its broadcast. */
 export const linkKeyOf = (url: string): string => createHash('sha256').update(url, 'utf8').digest('hex').slice(0, 32);
 
+const compare = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 const plus = (column: string, n: number) => sql<number>`${sql.ref(column)} + ${n}`;
 const firstOf = (column: string, at: string) => sql<string>`coalesce(${sql.ref(column)}, ${at})`;
 
@@ -75,9 +77,13 @@ export function engagementRepo(db: Db) {
   }
 
   return {
-    /** Adds a batch's opens and clicks to each recipient; first times are kept once set. */
+    /**
+     * Adds a batch's opens and clicks to each recipient; first times are kept once set. Rows are
+     * written in key order, here and in addLinkClicks, so two processes' batches on PostgreSQL take
+     * their row locks in one order and cannot deadlock.
+     */
     async addRecipientEngagement(deltas: readonly RecipientEngagementDelta[]): Promise<void> {
-      for (const d of deltas) {
+      for (const d of [...deltas].sort((a, b) => compare(a.recipientId, b.recipientId))) {
         const set: Record<string, unknown> = {};
         if (d.opens) Object.assign(set, { opens: plus('opens', d.opens), machine_opens: plus('machine_opens', d.machineOpens) });
         if (d.clicks) Object.assign(set, { clicks: plus('clicks', d.clicks), machine_clicks: plus('machine_clicks', d.machineClicks) });
@@ -93,12 +99,26 @@ export function engagementRepo(db: Db) {
 
     /** Adds a batch's clicks per link and broadcast email (deltas already summed per link and email). */
     async addLinkClicks(deltas: readonly LinkClickDelta[]): Promise<void> {
-      for (const d of deltas) await addLinkClick(d);
+      const keyed = deltas.map((d) => ({ d, order: `${d.broadcastId} ${linkKeyOf(d.url)} ${d.emailId}` }));
+      for (const { d } of keyed.sort((a, b) => compare(a.order, b.order))) await addLinkClick(d);
     },
 
-    /** A complaint about the message for this recipient (the first one's time is kept). */
+    /**
+     * A complaint about the message for this recipient (the first one's time is kept); for a
+     * broadcast's email also the broadcast's `complained` mark. The recipient's contact is found
+     * by its address (the contacts' unique key) and checked against the broadcast's row for this
+     * email; a contact whose address changed since is looked for among the broadcast's rows.
+     */
     async markComplained(recipientId: string, at: string): Promise<void> {
       await db.updateTable('email_recipients').set({ complained_at: firstOf('complained_at', at) }).where('id', '=', recipientId).execute();
+      const sent = await db.selectFrom('email_recipients as r').innerJoin('emails as e', 'e.id', 'r.email_id')
+        .select(['r.email_id', 'r.address', 'e.team_id', 'e.broadcast_id']).where('r.id', '=', recipientId).executeTakeFirst();
+      if (!sent?.broadcast_id) return;
+      const member = (await db.selectFrom('broadcast_recipients as b').innerJoin('contacts as c', 'c.id', 'b.contact_id').select('b.contact_id')
+        .where('c.team_id', '=', sent.team_id).where('c.email_key', '=', sent.address.toLowerCase())
+        .where('b.broadcast_id', '=', sent.broadcast_id).where('b.email_id', '=', sent.email_id).executeTakeFirst())
+        ?? await db.selectFrom('broadcast_recipients').select('contact_id').where('broadcast_id', '=', sent.broadcast_id).where('email_id', '=', sent.email_id).executeTakeFirst();
+      if (member) await insertMark(db, { broadcast_id: sent.broadcast_id, kind: 'complained', contact_id: member.contact_id, team_id: sent.team_id, created_at: at });
     },
 
     /** A broadcast's links, newest first clicked first; `humanOnly`: links a person clicked. */

@@ -5,9 +5,12 @@ import { type Kysely } from 'kysely';
 // - email_recipients: opens and clicks (machine ones among them), the first of each and the first
 //   no machine made — written by core/tracking in its group-committed batches of hits — and when
 //   a complaint about the message came in (core/emails' complaint recorder).
-// - broadcast_unsubscribes: a recipient of a broadcast who unsubscribed through that broadcast's
-//   unsubscribe or preference link (core/preferences; the link's token names the broadcast). A
-//   table of its own rather than a column of broadcast_recipients, which a later migration makes.
+// - broadcast_recipient_marks: rare facts about a broadcast's recipient, keyed by broadcast, kind
+//   and contact so their lists walk only the marked: `complained` (the complaint recorder, for a
+//   broadcast's email) and `unsubscribed` (through that broadcast's unsubscribe or preference link:
+//   core/preferences; the link's token names the broadcast). A table of its own rather than
+//   columns of broadcast_recipients, which a later migration makes, and which a rare-fact list
+//   would have to scan whole on a large broadcast.
 // - broadcast_links: clicks per link of a broadcast, summed as clicks come in, so
 //   GET /broadcasts/{id}/clicked-links reads one row per link however many recipients there are;
 //   `link_key` is a hash of the URL (URLs run to 2 KiB), `id` a time-ordered cursor.
@@ -22,12 +25,13 @@ export async function up(db: Kysely<any>): Promise<void> {
   }
   for (const column of engagementTimes) await db.schema.alterTable('email_recipients').addColumn(column, 'text').execute();
 
-  await db.schema.createTable('broadcast_unsubscribes')
+  await db.schema.createTable('broadcast_recipient_marks')
     .addColumn('broadcast_id', 'text', (c) => c.notNull())
+    .addColumn('kind', 'text', (c) => c.notNull())
     .addColumn('contact_id', 'text', (c) => c.notNull())
     .addColumn('team_id', 'text', (c) => c.notNull())
-    .addColumn('unsubscribed_at', 'text', (c) => c.notNull())
-    .addPrimaryKeyConstraint('broadcast_unsubscribes_pk', ['broadcast_id', 'contact_id'])
+    .addColumn('created_at', 'text', (c) => c.notNull())
+    .addPrimaryKeyConstraint('broadcast_recipient_marks_pk', ['broadcast_id', 'kind', 'contact_id'])
     .execute();
 
   await db.schema.createTable('broadcast_links')
@@ -57,6 +61,6 @@ export async function up(db: Kysely<any>): Promise<void> {
 export async function down(db: Kysely<any>): Promise<void> {
   await db.schema.dropTable('broadcast_link_clicks').execute();
   await db.schema.dropTable('broadcast_links').execute();
-  await db.schema.dropTable('broadcast_unsubscribes').execute();
+  await db.schema.dropTable('broadcast_recipient_marks').execute();
   for (const column of [...engagementTimes, ...engagementColumns]) await db.schema.alterTable('email_recipients').dropColumn(column).execute();
 }
