@@ -43,8 +43,10 @@ function random(seed: number) {
   };
 }
 
+type Row = Record<string, unknown>;
+
 /** Multi-row inserts of at most CHUNK rows (fewer for wide rows: SQLite's bound-parameter cap). */
-async function insertAll(db: Db, table: string, rows: Record<string, unknown>[]): Promise<void> {
+async function insertAll(db: Db, table: string, rows: Row[]): Promise<void> {
   if (rows.length === 0) return;
   const per = Math.max(1, Math.min(CHUNK, Math.floor(30_000 / Object.keys(rows[0]!).length)));
   for (let i = 0; i < rows.length; i += per) await db.insertInto(table as any).values(rows.slice(i, i + per) as any).execute();
@@ -52,12 +54,72 @@ async function insertAll(db: Db, table: string, rows: Record<string, unknown>[])
 
 interface Seeded { broadcastId: string; deepContact: string }
 
+interface LinkSum { url: string; key: string; id: string; clicks: number; machine: number; unique: number; uniqueHuman: number }
+interface Batch { contacts: Row[]; emails: Row[]; recipients: Row[]; members: Row[]; linkClicks: Row[]; marks: Row[] }
+interface Context { next: () => number; at: string; teamId: string; broadcastId: string; links: LinkSum[] }
+
+/** One recipient's clicks: one to three links, a tenth of clickers with a scanner's click on each too. */
+function clicksOf(c: Context, emailId: string, batch: Batch): { clicks: number; machineClicks: number } {
+  const n = 1 + Math.floor(c.next() * 3);
+  const scanned = c.next() < 0.1;
+  const seen = new Set<string>();
+  let clicks = 0;
+  let machineClicks = 0;
+  for (let k = 0; k < n; k++) {
+    const link = c.links[Math.floor(c.next() * LINKS)]!;
+    if (seen.has(link.key)) continue;
+    seen.add(link.key);
+    const human = 1 + Math.floor(c.next() * 2);
+    const machine = scanned ? 1 : 0;
+    batch.linkClicks.push({ broadcast_id: c.broadcastId, email_id: emailId, link_key: link.key, clicks: human + machine, machine_clicks: machine });
+    link.clicks += human + machine; link.machine += machine; link.unique++; link.uniqueHuman++;
+    clicks += human + machine; machineClicks += machine;
+  }
+  return { clicks, machineClicks };
+}
+
+/** Recipient `i`: its contact, email, email recipient with its engagement, broadcast row and marks. */
+function addRecipient(c: Context, i: number, batch: Batch): string {
+  const { at, teamId, broadcastId } = c;
+  const contactId = newId();
+  const emailId = newId();
+  const address = `reader${i}@inbox-${i % 97}.example`;
+  batch.contacts.push({ id: contactId, team_id: teamId, email: address, email_key: address, first_name: null, last_name: null, subscription_status: 'subscribed', origin: 'api', created_at: at, updated_at: at });
+  batch.emails.push({
+    id: emailId, team_id: teamId, api_key_id: null, domain_id: 'bench-domain', region: 'us-east-1', from_header: 'News <news@bench.example>', from_email: 'news@bench.example',
+    to_json: JSON.stringify([{ address }]), cc_json: null, bcc_json: null, reply_to_json: null, subject: 'Spring', html: null, text: 'x', headers_json: null,
+    tags_json: null, topic_id: null, template_id: null, template_version: null, message_id: `<${emailId}@bench.example>`, scheduled_at: null, status: 'dispatched',
+    last_event: 'delivered', recipients_text: address, recipient_count: 1, content_hash: 'h', has_unsubscribe: 1, attachment_count: 0, created_at: at, updated_at: at,
+    broadcast_id: broadcastId,
+  });
+  const opened = c.next() < 0.35;
+  const machineOnly = opened && c.next() < 0.2;
+  const { clicks, machineClicks } = opened && !machineOnly && c.next() < 0.17 ? clicksOf(c, emailId, batch) : { clicks: 0, machineClicks: 0 };
+  const recipient: Row = {
+    id: `${emailId}.0`, email_id: emailId, team_id: teamId, region: 'us-east-1', idx: 0, address, domain: `inbox-${i % 97}.example`, kind: 'to',
+    state: 'delivered', attempts: 1, next_attempt_at: null, first_attempt_at: at, submitted_at: at, expires_at: null, last_response: '250 ok',
+    bounce_type: null, bounce_sub_type: null, updated_at: at,
+    opens: opened ? 1 + Math.floor(c.next() * 3) : 0, machine_opens: machineOnly ? 1 : 0, clicks, machine_clicks: machineClicks,
+    first_opened_at: opened ? at : null, first_human_opened_at: opened && !machineOnly ? at : null,
+    first_clicked_at: clicks ? at : null, first_human_clicked_at: clicks ? at : null, complained_at: null,
+  };
+  batch.recipients.push(recipient);
+  const mark = (kind: string) => batch.marks.push({ broadcast_id: broadcastId, kind, contact_id: contactId, team_id: teamId, created_at: at });
+  if (c.next() < 0.0005) {
+    recipient.complained_at = at;
+    mark('complained');
+  }
+  batch.members.push({ broadcast_id: broadcastId, contact_id: contactId, team_id: teamId, email: address, status: 'sent', reason: null, email_id: emailId, created_at: at });
+  if (c.next() < 0.003) mark('unsubscribed');
+  return contactId;
+}
+
 async function seed(db: Db, teamId: string): Promise<Seeded> {
-  const next = random(7);
   const at = new Date().toISOString();
   const broadcastId = newId();
-  const links = Array.from({ length: LINKS }, (_, i) => `https://shop.example/spring/${i}?utm_source=broadcast`);
-  const linkSums = links.map((url) => ({ url, id: newId(), clicks: 0, machine: 0, unique: 0, uniqueHuman: 0 }));
+  const links = Array.from({ length: LINKS }, (_, i) => `https://shop.example/spring/${i}?utm_source=broadcast`)
+    .map((url) => ({ url, key: linkKeyOf(url), id: newId(), clicks: 0, machine: 0, unique: 0, uniqueHuman: 0 }));
+  const context: Context = { next: random(7), at, teamId, broadcastId, links };
   await db.insertInto('broadcasts').values({
     id: broadcastId, team_id: teamId, name: 'Spring', segment_id: null, topic_id: null, template_id: null, from_header: 'News <news@bench.example>',
     subject: 'Spring', reply_to_json: null, preview_text: null, html: '<p>x</p>', text: 'x', status: 'sent', scheduled_at: null, sent_at: at,
@@ -65,69 +127,19 @@ async function seed(db: Db, teamId: string): Promise<Seeded> {
   }).execute();
   const contactIds: string[] = [];
   for (let start = 0; start < RECIPIENTS; start += CHUNK) {
-    const contacts: Record<string, unknown>[] = [];
-    const emails: Record<string, unknown>[] = [];
-    const recipients: Record<string, unknown>[] = [];
-    const members: Record<string, unknown>[] = [];
-    const linkClicks: Record<string, unknown>[] = [];
-    const marks: Record<string, unknown>[] = [];
-    for (let i = start; i < Math.min(RECIPIENTS, start + CHUNK); i++) {
-      const contactId = newId();
-      const emailId = newId();
-      const address = `reader${i}@inbox-${i % 97}.example`;
-      contactIds.push(contactId);
-      contacts.push({ id: contactId, team_id: teamId, email: address, email_key: address, first_name: null, last_name: null, subscription_status: 'subscribed', origin: 'api', created_at: at, updated_at: at });
-      emails.push({
-        id: emailId, team_id: teamId, api_key_id: null, domain_id: 'bench-domain', region: 'us-east-1', from_header: 'News <news@bench.example>', from_email: 'news@bench.example',
-        to_json: JSON.stringify([{ address }]), cc_json: null, bcc_json: null, reply_to_json: null, subject: 'Spring', html: null, text: 'x', headers_json: null,
-        tags_json: null, topic_id: null, template_id: null, template_version: null, message_id: `<${emailId}@bench.example>`, scheduled_at: null, status: 'dispatched',
-        last_event: 'delivered', recipients_text: address, recipient_count: 1, content_hash: 'h', has_unsubscribe: 1, attachment_count: 0, created_at: at, updated_at: at,
-        broadcast_id: broadcastId,
-      });
-      const opened = next() < 0.35;
-      const machineOnly = opened && next() < 0.2;
-      const clicked = opened && !machineOnly && next() < 0.17;
-      let clicks = 0;
-      let machineClicks = 0;
-      if (clicked) {
-        const n = 1 + Math.floor(next() * 3);
-        const scanned = next() < 0.1;
-        for (let k = 0; k < n; k++) {
-          const link = linkSums[Math.floor(next() * LINKS)]!;
-          if (linkClicks.some((c) => c.email_id === emailId && c.link_key === linkKeyOf(link.url))) continue;
-          const human = 1 + Math.floor(next() * 2);
-          const machine = scanned ? 1 : 0;
-          linkClicks.push({ broadcast_id: broadcastId, email_id: emailId, link_key: linkKeyOf(link.url), clicks: human + machine, machine_clicks: machine });
-          link.clicks += human + machine; link.machine += machine; link.unique++; link.uniqueHuman++;
-          clicks += human + machine; machineClicks += machine;
-        }
-      }
-      recipients.push({
-        id: `${emailId}.0`, email_id: emailId, team_id: teamId, region: 'us-east-1', idx: 0, address, domain: `inbox-${i % 97}.example`, kind: 'to',
-        state: 'delivered', attempts: 1, next_attempt_at: null, first_attempt_at: at, submitted_at: at, expires_at: null, last_response: '250 ok',
-        bounce_type: null, bounce_sub_type: null, updated_at: at,
-        opens: opened ? 1 + Math.floor(next() * 3) : 0, machine_opens: machineOnly ? 1 : 0, clicks, machine_clicks: machineClicks,
-        first_opened_at: opened ? at : null, first_human_opened_at: opened && !machineOnly ? at : null,
-        first_clicked_at: clicks ? at : null, first_human_clicked_at: clicks ? at : null, complained_at: null,
-      });
-      if (next() < 0.0005) {
-        (recipients.at(-1) as Record<string, unknown>).complained_at = at;
-        marks.push({ broadcast_id: broadcastId, kind: 'complained', contact_id: contactId, team_id: teamId, created_at: at });
-      }
-      members.push({ broadcast_id: broadcastId, contact_id: contactId, team_id: teamId, email: address, status: 'sent', reason: null, email_id: emailId, created_at: at });
-      if (next() < 0.003) marks.push({ broadcast_id: broadcastId, kind: 'unsubscribed', contact_id: contactId, team_id: teamId, created_at: at });
-    }
+    const batch: Batch = { contacts: [], emails: [], recipients: [], members: [], linkClicks: [], marks: [] };
+    for (let i = start; i < Math.min(RECIPIENTS, start + CHUNK); i++) contactIds.push(addRecipient(context, i, batch));
     await inTransaction(db, async (trx) => {
-      await insertAll(trx, 'contacts', contacts);
-      await insertAll(trx, 'emails', emails);
-      await insertAll(trx, 'email_recipients', recipients);
-      await insertAll(trx, 'broadcast_recipients', members);
-      await insertAll(trx, 'broadcast_link_clicks', linkClicks);
-      await insertAll(trx, 'broadcast_recipient_marks', marks);
+      await insertAll(trx, 'contacts', batch.contacts);
+      await insertAll(trx, 'emails', batch.emails);
+      await insertAll(trx, 'email_recipients', batch.recipients);
+      await insertAll(trx, 'broadcast_recipients', batch.members);
+      await insertAll(trx, 'broadcast_link_clicks', batch.linkClicks);
+      await insertAll(trx, 'broadcast_recipient_marks', batch.marks);
     });
   }
-  await insertAll(db, 'broadcast_links', linkSums.map((l) => ({
-    broadcast_id: broadcastId, link_key: linkKeyOf(l.url), id: l.id, team_id: teamId, url: l.url,
+  await insertAll(db, 'broadcast_links', links.map((l) => ({
+    broadcast_id: broadcastId, link_key: l.key, id: l.id, team_id: teamId, url: l.url,
     clicks: l.clicks, machine_clicks: l.machine, unique_clicks: l.unique, unique_human_clicks: l.uniqueHuman,
   })));
   // A contact half-way down the newest-first order: the cursor of a page deep in each list.
