@@ -46,7 +46,7 @@ import type { WorkHandler } from '../core/work/index.js';
 import { importFiles, type ImportFiles } from '../storage/files/index.js';
 import { join } from 'node:path';
 import { trackingService } from '../core/tracking/index.js';
-import { broadcastFanOut, broadcastsService, noClicks, publishedTemplates } from '../core/broadcasts/index.js';
+import { broadcastFanOut, broadcastsService, publishedTemplates } from '../core/broadcasts/index.js';
 import { campaignSender, type CampaignSender } from '../core/emails/index.js';
 import { campaignsArea } from './campaigns.js';
 
@@ -145,7 +145,7 @@ export function applianceServices(input: ServicesInput): Services {
       rollupWork(rollup, config.metrics_rollup_interval_ms),
       imports.handler,
       broadcastFanOut({
-        db: database.db, clock, logger, campaign, linksFor: (c) => audience.preferences.linksFor(c), templates: broadcastTemplates,
+        db: database.db, clock, logger, campaign, linksFor: (c, broadcastId) => audience.preferences.linksFor(c, broadcastId), templates: broadcastTemplates,
         pageSize: config.broadcasts_page_size, wake: sending.wake,
       }),
       ...campaigns.handlers,
@@ -159,7 +159,7 @@ export function applianceServices(input: ServicesInput): Services {
     campaigns: {
       ...campaigns.services,
       broadcasts: broadcastsService({
-        db: database.db, clock, logger, campaign, templates: broadcastTemplates, clicks: noClicks, marketingPaused: () => config.marketing_sends_paused,
+        db: database.db, clock, logger, campaign, templates: broadcastTemplates, marketingPaused: () => config.marketing_sends_paused,
       }),
     },
     inbox: { receiving: receiving.service },

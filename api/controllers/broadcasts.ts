@@ -55,6 +55,10 @@ interface BroadcastRecipientItem {
   email_id: string | null;
   reason?: string | null;
   bounce_type?: 'permanent' | 'transient' | 'undetermined';
+  /** Type `opened`: the recipient's opens; type `clicked`: its clicks. */
+  count?: number;
+  /** Type `clicked`: each link the recipient clicked, with its clicks. */
+  clicked_links?: { url: string; clicks: number }[];
 }
 
 @Route('broadcasts')
@@ -210,8 +214,9 @@ export class BroadcastsController extends SvcController {
 
   /**
    * Recipients by `type`: sent, delivered, bounced (with `bounce_type`), suppressed (members the
-   * broadcast excluded, with their `reason`); opened, clicked, complained and unsubscribed come
-   * with tracking.
+   * broadcast excluded, with their `reason`), opened (with `count`), clicked (with `count` and
+   * `clicked_links`), complained, and unsubscribed (through this broadcast's unsubscribe or
+   * preference link). Machine opens and clicks count unless `exclude_machine=true`.
    * @summary List a broadcast's recipients
    */
   @Get('{broadcast_id}/recipients')
@@ -222,14 +227,16 @@ export class BroadcastsController extends SvcController {
   @Extension('x-svc-scope', 'broadcasts:read')
   public async recipients(
     @Request() req: ExRequest, @Path() broadcast_id: string, @Query() type?: string, @Query() email?: string, @Query() bounce_type?: string,
-    @Query() limit?: string, @Query() after?: string, @Query() before?: string,
+    @Query() exclude_machine?: string, @Query() limit?: string, @Query() after?: string, @Query() before?: string,
   ): Promise<ListEnvelope<BroadcastRecipientItem>> {
-    const page: ListEnvelope<RecipientItem> = await this.deps.campaigns.broadcasts.recipients(principalOf(req).teamId, broadcast_id, { type, email, bounce_type, limit, after, before });
+    const page: ListEnvelope<RecipientItem> = await this.deps.campaigns.broadcasts.recipients(principalOf(req).teamId, broadcast_id, { type, email, bounce_type, exclude_machine, limit, after, before });
     return page;
   }
 
   /**
-   * Clicks per link of the broadcast's emails.
+   * Clicks per link of the broadcast's emails: `clicks` every click, `unique_clicks` the recipients
+   * who clicked it; machine clicks (link scanners) count unless `exclude_machine=true`. Newest first
+   * clicked first.
    * @summary List a broadcast's clicked links
    */
   @Get('{broadcast_id}/clicked-links')
@@ -238,7 +245,10 @@ export class BroadcastsController extends SvcController {
   @Response<ErrorBody>(422, unprocessable)
   @Extension('x-svc-permission', 'full_access')
   @Extension('x-svc-scope', 'broadcasts:read')
-  public async clickedLinks(@Request() req: ExRequest, @Path() broadcast_id: string, @Query() limit?: string, @Query() after?: string, @Query() before?: string): Promise<ListEnvelope<ClickedLink>> {
-    return this.deps.campaigns.broadcasts.clickedLinks(principalOf(req).teamId, broadcast_id, { limit, after, before });
+  public async clickedLinks(
+    @Request() req: ExRequest, @Path() broadcast_id: string, @Query() exclude_machine?: string,
+    @Query() limit?: string, @Query() after?: string, @Query() before?: string,
+  ): Promise<ListEnvelope<ClickedLink>> {
+    return this.deps.campaigns.broadcasts.clickedLinks(principalOf(req).teamId, broadcast_id, { exclude_machine, limit, after, before });
   }
 }

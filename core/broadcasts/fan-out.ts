@@ -43,7 +43,8 @@ export interface FanOutDeps {
   clock: Clock;
   logger: Logger;
   campaign: CampaignSender;
-  linksFor(contact: Pick<ContactRow, 'id' | 'team_id' | 'email_key'>): RecipientLinks;
+  /** The contact's unsubscribe and preference links, naming the broadcast they came in. */
+  linksFor(contact: Pick<ContactRow, 'id' | 'team_id' | 'email_key'>, broadcastId: string): RecipientLinks;
   templates: TemplateSource;
   /** Members per step. */
   pageSize: number;
@@ -99,7 +100,7 @@ export function broadcastFanOut(deps: FanOutDeps): WorkHandler<FanOutPayload, Fa
     const fallbacks = upperKeys(await broadcastsRepo(deps.db).fallbacks(b.team_id));
     const sorted = sortMembers(members.data, facts, b.topic_id === null ? undefined : topic ?? null);
     for (const contact of sorted.contacts) {
-      const links = deps.linksFor(contact);
+      const links = deps.linksFor(contact, b.id);
       const values = mergeValuesOf(contact, facts.values.get(contact.id), links);
       sorted.messages.push({ input: messageFor(sendable, contact, values, fallbacks, links), broadcastId: b.id });
     }

@@ -1,4 +1,4 @@
-import { broadcastsRepo, type BroadcastRow, type BroadcastStatus, type RecipientSelection } from '../../storage/repos/index.js';
+import { broadcastsRepo, engagementRepo, type BroadcastRecipientView, type BroadcastRow, type BroadcastStatus, type RecipientSelection } from '../../storage/repos/index.js';
 import { inWriteTransaction, type Db } from '../../storage/sql/index.js';
 import type { Clock } from '../clock.js';
 import { failedChecks, runContentChecks, type ContentCheck } from '../content-checks/index.js';
@@ -11,7 +11,7 @@ import { topicsRepo } from '../../storage/repos/index.js';
 import { enqueueFanOut } from './release.js';
 import { contentOf, gateRefusal, runGate, type GateCheck, type GateDeps } from './gate.js';
 import { broadcastColumns, checkSendFlags, type BroadcastFields, type CreateBroadcastInput, type SendBroadcastInput } from './input.js';
-import type { ClickedLink, ClickedLinksSource } from './ports.js';
+import { clickedLinkOf, excludeMachineOf, type ClickedLink } from './engagement.js';
 import { broadcastListItem, broadcastView, type BroadcastListItem, type BroadcastView } from './view.js';
 
 // The broadcasts API (spec Broadcasts; bodies as the resend SDK sends them): drafts are created,
@@ -21,7 +21,6 @@ import { broadcastListItem, broadcastView, type BroadcastListItem, type Broadcas
 export interface BroadcastsDeps extends GateDeps {
   clock: Clock;
   logger: Logger;
-  clicks: ClickedLinksSource;
 }
 
 export type RecipientType = 'sent' | 'delivered' | 'opened' | 'clicked' | 'bounced' | 'complained' | 'unsubscribed' | 'suppressed';
@@ -35,6 +34,10 @@ export interface RecipientItem {
   /** Why the member got no email (type `suppressed`): unsubscribed, not_subscribed, topic_opt_out, suppressed, sandbox. */
   reason?: string | null;
   bounce_type?: 'permanent' | 'transient' | 'undetermined';
+  /** Opens (type `opened`) or clicks (type `clicked`) of the recipient's email. */
+  count?: number;
+  /** Type `clicked`: each link the recipient clicked, with its clicks. */
+  clicked_links?: { url: string; clicks: number }[];
 }
 
 export interface ChecklistView {
@@ -181,24 +184,34 @@ export function broadcastsService(deps: BroadcastsDeps) {
       return { object: 'broadcast_checks', passed: failedChecks(checks).length === 0, checks };
     },
 
-    async recipients(teamId: string, id: string, raw: RawPageQuery & { type?: string; email?: string; bounce_type?: string }): Promise<ListEnvelope<RecipientItem>> {
+    async recipients(teamId: string, id: string, raw: RawPageQuery & { type?: string; email?: string; bounce_type?: string; exclude_machine?: string }): Promise<ListEnvelope<RecipientItem>> {
       const b = await load(teamId, id);
       const type = (raw.type ?? 'sent') as RecipientType;
       if (!recipientTypes.includes(type)) throw invalidParameter('type', `\`type\` must be one of ${recipientTypes.join(', ')}.`);
-      const selection = selectionOf(type, raw.bounce_type);
-      if (!selection) return listOf([], false);
-      const page = await repo().recipients(b.id, selection, raw.email, parsePageQuery(raw));
+      const humanOnly = excludeMachineOf(raw.exclude_machine);
+      const page = await repo().recipients(b.id, selectionOf(type, raw.bounce_type, humanOnly), raw.email, parsePageQuery(raw));
+      const links = type === 'clicked'
+        ? await engagementRepo(deps.db).linksOfEmails(b.id, page.data.flatMap((r) => (r.email_id ? [r.email_id] : [])))
+        : undefined;
       return listOf(page.data.map((r) => ({
         id: r.contact_id, contact_id: r.contact_id, email: r.email, email_id: r.email_id,
         ...(type === 'suppressed' ? { reason: r.reason ?? 'suppressed' } : {}),
         ...(type === 'bounced' ? { bounce_type: bounceTypeOf(r.bounce_type) } : {}),
+        ...(type === 'opened' ? { count: hits(r, 'opens', humanOnly) } : {}),
+        ...(links ? {
+          count: hits(r, 'clicks', humanOnly),
+          clicked_links: (links.get(r.email_id ?? '') ?? [])
+            .map((l) => ({ url: l.url, clicks: humanOnly ? l.clicks - l.machine_clicks : l.clicks }))
+            .filter((l) => l.clicks > 0),
+        } : {}),
       })), page.has_more);
     },
 
-    async clickedLinks(teamId: string, id: string, raw: RawPageQuery): Promise<ListEnvelope<ClickedLink>> {
+    async clickedLinks(teamId: string, id: string, raw: RawPageQuery & { exclude_machine?: string }): Promise<ListEnvelope<ClickedLink>> {
       const b = await load(teamId, id);
-      const page = await deps.clicks.page(teamId, b.id, parsePageQuery(raw));
-      return listOf(page.data, page.has_more);
+      const humanOnly = excludeMachineOf(raw.exclude_machine);
+      const page = await engagementRepo(deps.db).linksPage(b.id, humanOnly, parsePageQuery(raw));
+      return listOf(page.data.map((l) => clickedLinkOf(l, humanOnly)), page.has_more);
     },
   };
 }
@@ -210,8 +223,8 @@ const notDraft = (status: BroadcastStatus, verb: string) =>
 
 const bounceTypes = { permanent: 'Permanent', transient: 'Transient', undetermined: 'Undetermined' } as const;
 
-/** Recipient types read from the recipients' delivery; opens, clicks, complaints and unsubscribes come with tracking. */
-function selectionOf(type: RecipientType, bounceType: string | undefined): RecipientSelection | undefined {
+/** Which recipients a type lists: from the fan-out's rows, the emails' delivery, or the recorded engagement. */
+function selectionOf(type: RecipientType, bounceType: string | undefined, humanOnly: boolean): RecipientSelection {
   switch (type) {
     case 'sent': return { kind: 'sent' };
     case 'suppressed': return { kind: 'excluded' };
@@ -220,8 +233,15 @@ function selectionOf(type: RecipientType, bounceType: string | undefined): Recip
       if (bounceType !== undefined && !(bounceType in bounceTypes)) throw invalidParameter('bounce_type', '`bounce_type` must be permanent, transient or undetermined.');
       return { kind: 'delivery', states: ['bounced'], ...(bounceType ? { bounceType: bounceTypes[bounceType as keyof typeof bounceTypes] } : {}) };
     }
-    default: return undefined;
+    case 'opened': case 'clicked': return { kind: 'engaged', event: type, humanOnly };
+    case 'complained': case 'unsubscribed': return { kind: 'marked', mark: type };
   }
+}
+
+/** A recipient's opens or clicks, less the machines' with `exclude_machine=true`. */
+function hits(r: BroadcastRecipientView, kind: 'opens' | 'clicks', humanOnly: boolean): number {
+  const all = Number(r[kind] ?? 0);
+  return humanOnly ? all - Number(r[kind === 'opens' ? 'machine_opens' : 'machine_clicks'] ?? 0) : all;
 }
 
 function bounceTypeOf(stored: string | null): 'permanent' | 'transient' | 'undetermined' {

@@ -1,5 +1,5 @@
 import type { Db } from '../../storage/sql/index.js';
-import { emailsRepo } from '../../storage/repos/index.js';
+import { emailsRepo, engagementRepo } from '../../storage/repos/index.js';
 import { changeRecipient, claimLapsedSubmissions, markEmailSent, recipientById } from '../../storage/repos/index.js';
 import type { RecipientChange } from '../../storage/repos/index.js';
 import type { EmailRecipientRow, EmailRow, RecipientState } from '../../storage/repos/index.js';
@@ -224,6 +224,7 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
     const now = deps.clock.now();
     await emitEmailEvent(trx, email, 'email.complained', envelopeData(email, [row.address]), now);
     await emailsRepo(trx).setLastEvent(email.id, 'complained', now.toISOString());
+    await engagementRepo(trx).markComplained(row.id, now.toISOString());
     if (!options.keepAddress) await addSuppression(trx, email.team_id, row.address, 'complaint', email.id, deps.clock);
     return true;
   });

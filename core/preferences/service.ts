@@ -1,5 +1,5 @@
 import type { SecretBox } from '../../storage/files/index.js';
-import { contactsRepo, type ContactRow } from '../../storage/repos/index.js';
+import { broadcastsRepo, contactsRepo, type ContactRow } from '../../storage/repos/index.js';
 import { inWriteTransaction, type Db } from '../../storage/sql/index.js';
 import type { Clock } from '../clock.js';
 import { watchSegmentEntry } from '../segments/index.js';
@@ -13,7 +13,10 @@ import { contactLinkTokens } from './tokens.js';
 // answer for a token that is not genuine, names no contact of its team, or was made for another
 // address is the same `undefined` (the public route's 404). Writes go through core/contacts, so
 // each change has its consent record and each topic choice its svc:topic.* platform event; no
-// contact.* webhook is written (spec Events).
+// contact.* webhook is written (spec Events). A broadcast's links name the broadcast: an unsubscribe
+// through them — one-click, the unsubscribe page, "unsubscribe from everything", or opting out of
+// the broadcast's topic on the preference page — marks that broadcast's recipient row, in the
+// change's transaction, for GET /broadcasts/{id}/recipients?type=unsubscribed.
 
 export interface PreferencesDeps {
   db: Db;
@@ -53,22 +56,26 @@ export function preferencesService(deps: PreferencesDeps) {
   const selfDeps = { clock: deps.clock, hash: deps.hash };
   const log = deps.logger.child({ area: 'preferences' });
 
-  /** The contact a token names, read with `db` (inside a transaction for a write). */
-  async function contactOf(db: Db, token: string): Promise<ContactRow | undefined> {
+  /** The contact a token names, read with `db` (inside a transaction for a write), and the broadcast it came in. */
+  async function contactOf(db: Db, token: string): Promise<{ contact: ContactRow; broadcastId?: string } | undefined> {
     const claim = tokens.open(token);
     if (!claim) return undefined;
     const contact = await contactsRepo(db).byId(claim.teamId, claim.contactId);
-    return contact && claim.tagMatches(contact.email_key) ? contact : undefined;
+    if (!contact || !claim.tagMatches(contact.email_key)) return undefined;
+    return { contact, ...(claim.broadcastId ? { broadcastId: claim.broadcastId } : {}) };
   }
 
+  type Change = (trx: Db, contact: ContactRow, broadcastId: string | undefined) => Promise<number>;
+
   /** Runs a change for the token's contact in one transaction, then reads the page it leads to. */
-  async function change(token: string, action: string, fn: (trx: Db, contact: ContactRow) => Promise<number>): Promise<PreferencePage | undefined> {
+  async function change(token: string, action: string, fn: Change): Promise<PreferencePage | undefined> {
     const done = await inWriteTransaction(deps.db, async (trx) => {
-      const contact = await contactOf(trx, token);
-      if (!contact) return undefined;
+      const named = await contactOf(trx, token);
+      if (!named) return undefined;
+      const { contact } = named;
       // A changed choice or resubscribe can bring the contact into a segment (svc:segment.entered).
       const watch = await watchSegmentEntry(trx, contact.team_id, { id: contact.id });
-      const changed = await fn(trx, contact);
+      const changed = await fn(trx, contact, named.broadcastId);
       await watch.settle(contact.id, deps.clock.now());
       return { contact, changed };
     });
@@ -81,14 +88,19 @@ export function preferencesService(deps: PreferencesDeps) {
   type Source = ConsentContext['source'];
   const context = (source: Source, request: PageRequest): ConsentContext => ({ source, ip: request.ip, userAgent: request.userAgent });
   const setStatus = (token: string, status: 'subscribed' | 'unsubscribed', source: Source, request: PageRequest) =>
-    change(token, `${source}:${status}`, async (trx, contact) =>
-      Number(await setOwnSubscription(trx, selfDeps, contact, status, context(source, request))));
+    change(token, `${source}:${status}`, async (trx, contact, broadcastId) => {
+      const changed = await setOwnSubscription(trx, selfDeps, contact, status, context(source, request));
+      if (changed && status === 'unsubscribed' && broadcastId) await markUnsubscribed(trx, contact, broadcastId);
+      return Number(changed);
+    });
+  const markUnsubscribed = (trx: Db, contact: ContactRow, broadcastId: string, topicIds?: string[]) =>
+    broadcastsRepo(trx).markUnsubscribed(contact.team_id, broadcastId, contact.id, deps.clock.now().toISOString(), topicIds);
 
   return {
     /** Broadcasts call this per recipient. Throws the link base's 503 when links cannot be made. */
-    linksFor(contact: Pick<ContactRow, 'id' | 'team_id' | 'email_key'>): RecipientLinks {
+    linksFor(contact: Pick<ContactRow, 'id' | 'team_id' | 'email_key'>, broadcastId?: string): RecipientLinks {
       const base = deps.linkBase();
-      const token = tokens.mint(contact.team_id, contact.id, contact.email_key);
+      const token = tokens.mint(contact.team_id, contact.id, contact.email_key, broadcastId);
       const unsubscribeUrl = base + unsubscribePath(token);
       return {
         unsubscribeUrl,
@@ -102,8 +114,8 @@ export function preferencesService(deps: PreferencesDeps) {
 
     /** The page of a token's contact (GET of either link). */
     async page(token: string): Promise<PreferencePage | undefined> {
-      const contact = await contactOf(deps.db, token);
-      return contact ? preferencePage(deps.db, contact) : undefined;
+      const named = await contactOf(deps.db, token);
+      return named ? preferencePage(deps.db, named.contact) : undefined;
     },
 
     /** The one-click unsubscribe (RFC 8058 POST, or the unsubscribe page's button). */
@@ -119,7 +131,7 @@ export function preferencesService(deps: PreferencesDeps) {
      * standing, so saving an unchanged form writes nothing. Ids the page does not show are ignored.
      */
     saveTopics(token: string, form: TopicForm, request: PageRequest): Promise<PreferencePage | undefined> {
-      return change(token, 'topics', async (trx, contact) => {
+      return change(token, 'topics', async (trx, contact, broadcastId) => {
         const shown = new Set(form.shown);
         const checked = new Set(form.checked);
         const choices: TopicChoiceInput[] = [];
@@ -128,7 +140,10 @@ export function preferencesService(deps: PreferencesDeps) {
           const wanted = checked.has(topic.id) ? 'opt_in' : 'opt_out';
           if (wanted !== ownChoice(topic)) choices.push({ id: topic.id, subscription: wanted });
         }
-        return applyTopicChoices(trx, contact, choices, context('preference_page', request), deps.hash, deps.clock.now());
+        const applied = await applyTopicChoices(trx, contact, choices, context('preference_page', request), deps.hash, deps.clock.now());
+        const optedOut = choices.filter((c) => c.subscription === 'opt_out').map((c) => c.id);
+        if (applied && broadcastId && optedOut.length) await markUnsubscribed(trx, contact, broadcastId, optedOut);
+        return applied;
       });
     },
   };

@@ -16,19 +16,25 @@ import type { SecretBox } from '../../storage/files/index.js';
 //
 // Plaintext: `c1.` + base64url(team id 16 bytes ‖ contact id 16 bytes ‖ tag 8 bytes), compact on
 // purpose (about 120 characters sealed): it rides in every message's List-Unsubscribe header.
+// A broadcast's messages carry `c2.`, the same followed by the broadcast's id (16 bytes), so an
+// unsubscribe is recorded against the broadcast it came from (GET /broadcasts/{id}/recipients?
+// type=unsubscribed); it grants nothing more than c1.
 
 export interface ContactLinkClaim {
   teamId: string;
   contactId: string;
+  /** The broadcast whose message carried the link (c2 tokens). */
+  broadcastId?: string;
 }
 
 export interface ContactLinkTokens {
-  mint(teamId: string, contactId: string, emailKey: string): string;
+  mint(teamId: string, contactId: string, emailKey: string, broadcastId?: string): string;
   /** The claim of a genuine token; undefined for anything else (the caller answers 404). */
   open(token: string): (ContactLinkClaim & { tagMatches(emailKey: string): boolean }) | undefined;
 }
 
 const PREFIX = 'c1.';
+const BROADCAST_PREFIX = 'c2.';
 const TAG_BYTES = 8;
 const uuidHex = /^[0-9a-f]{32}$/;
 
@@ -36,17 +42,19 @@ export function contactLinkTokens(box: SecretBox): ContactLinkTokens {
   const key = createSecretKey(box.derive('contact links v1'));
   const tag = (emailKey: string) => createHmac('sha256', key).update(emailKey, 'utf8').digest().subarray(0, TAG_BYTES);
   return {
-    mint(teamId, contactId, emailKey) {
-      const packed = Buffer.concat([uuidBytes(teamId), uuidBytes(contactId), tag(emailKey)]);
-      return box.seal(PREFIX + packed.toString('base64url'));
+    mint(teamId, contactId, emailKey, broadcastId) {
+      const parts = [uuidBytes(teamId), uuidBytes(contactId), tag(emailKey)];
+      if (broadcastId !== undefined) parts.push(uuidBytes(broadcastId));
+      return box.seal((broadcastId === undefined ? PREFIX : BROADCAST_PREFIX) + Buffer.concat(parts).toString('base64url'));
     },
     open(token) {
       const packed = unsealed(box, token);
       if (!packed) return undefined;
-      const expected = packed.subarray(32);
+      const expected = packed.subarray(32, 32 + TAG_BYTES);
       return {
         teamId: uuidText(packed.subarray(0, 16)),
         contactId: uuidText(packed.subarray(16, 32)),
+        ...(packed.length > 32 + TAG_BYTES ? { broadcastId: uuidText(packed.subarray(32 + TAG_BYTES)) } : {}),
         tagMatches: (emailKey) => timingSafeEqual(tag(emailKey), expected),
       };
     },
@@ -62,9 +70,10 @@ function unsealed(box: SecretBox, token: string): Buffer | undefined {
   } catch {
     return undefined;
   }
-  if (!plain.startsWith(PREFIX)) return undefined;
+  const length = plain.startsWith(PREFIX) ? 32 + TAG_BYTES : plain.startsWith(BROADCAST_PREFIX) ? 48 + TAG_BYTES : 0;
+  if (length === 0) return undefined;
   const packed = Buffer.from(plain.slice(PREFIX.length), 'base64url');
-  return packed.length === 32 + TAG_BYTES ? packed : undefined;
+  return packed.length === length ? packed : undefined;
 }
 
 function uuidBytes(id: string): Buffer {

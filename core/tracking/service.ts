@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js';
 import { envelopeData } from '../emails/index.js';
 import type { Logger } from '../logger.js';
 import { emitEmailEvent } from '../outbox/index.js';
+import { recordEngagement, type EngagementHit } from './engagement.js';
 import { LINK_BURST_MS, machineReason, type MachineReason } from './machine.js';
 import { trackingTokens, type TrackingClaim } from './tokens.js';
 
@@ -12,7 +13,8 @@ import { trackingTokens, type TrackingClaim } from './tokens.js';
 // window (`flushMs`) share one durable transaction (storage/sql/group-commit.ts — one fsync, run
 // off the event loop). Each hit writes its `email.opened` / `email.clicked` event to the outbox
 // (webhooks and the metrics rollup follow from there; the rollup counts unique opens and clicks at
-// each email's first) and the email's last_event.
+// each email's first) and the email's last_event, and adds to the recipient's engagement and, for a
+// broadcast's email, to the clicked link's counts (engagement.ts) in the same transaction.
 //
 // What a crash can lose: hits of the last window not yet committed (`flushMs`, 200 ms by
 // default), like the request log. Redis was not used as the buffer: it holds only what SQLite can
@@ -143,11 +145,12 @@ export function trackingService(deps: TrackingDeps) {
     return gap;
   }
 
-  /** One batch of hits: their events, and each email's last_event once. */
+  /** One batch of hits: their events, each email's last_event once, the engagement counts. */
   async function writeBatch(trx: Db, hits: readonly Hit[]): Promise<void> {
     const emails = new Map<string, Promise<EmailRow | undefined>>();
     const recipients = new Map<string, Promise<EmailRecipientRow | undefined>>();
     const lastEvents = new Map<string, { name: string; at: string }>();
+    const engaged: EngagementHit[] = [];
     let written = 0;
     for (const hit of hits) hit.written = true;
     for (const hit of hits) {
@@ -163,9 +166,11 @@ export function trackingService(deps: TrackingDeps) {
       const type = claim.kind === 'open' ? 'email.opened' : 'email.clicked';
       await emitEmailEvent(trx, email, type, envelopeData(email, [recipient.address], detail), at);
       lastEvents.set(email.id, { name: claim.kind === 'open' ? 'opened' : 'clicked', at: at.toISOString() });
+      engaged.push({ kind: claim.kind, email, recipientId, url: claim.url, at, machine: hit.reason !== undefined });
       written++;
     }
     for (const [emailId, last] of lastEvents) await emailsRepo(trx).setLastEvent(emailId, last.name, last.at);
+    await recordEngagement(trx, engaged);
     counts.recorded += written;
     if (written) log.debug({ hits: hits.length, written, emails: lastEvents.size }, 'tracking hits recorded');
   }

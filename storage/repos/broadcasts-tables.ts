@@ -41,3 +41,40 @@ export interface BroadcastRecipientRow {
   email_id: string | null;
   created_at: string;
 }
+
+/** A rare fact about a broadcast's recipient (migration 016), listed by GET /broadcasts/{id}/recipients?type=<kind>. */
+export type RecipientMarkKind = 'complained' | 'unsubscribed';
+
+export interface BroadcastRecipientMarkRow {
+  broadcast_id: string;
+  kind: RecipientMarkKind;
+  contact_id: string;
+  team_id: string;
+  /** When it first happened. */
+  created_at: string;
+}
+
+/** Clicks on one link of a broadcast's emails (migration 016). */
+export interface BroadcastLinkRow {
+  broadcast_id: string;
+  /** A hash of the URL: the key, since URLs run to 2 KiB. */
+  link_key: string;
+  /** Time-ordered: the list's cursor. */
+  id: string;
+  team_id: string;
+  url: string;
+  clicks: number;
+  machine_clicks: number;
+  /** Recipients who clicked it; and those of them with a click no machine made. */
+  unique_clicks: number;
+  unique_human_clicks: number;
+}
+
+/** One recipient email's clicks on one link of a broadcast. */
+export interface BroadcastLinkClickRow {
+  broadcast_id: string;
+  email_id: string;
+  link_key: string;
+  clicks: number;
+  machine_clicks: number;
+}

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../sql/db.js';
 import { paginate, type Page, type PageQuery } from '../sql/paginate.js';
-import type { BroadcastRecipientRow, BroadcastRow, BroadcastStatus } from './broadcasts-tables.js';
+import type { BroadcastRecipientMarkRow, BroadcastRecipientRow, BroadcastRow, BroadcastStatus, RecipientMarkKind } from './broadcasts-tables.js';
 import type { TopicSubscription } from './contacts-tables.js';
 import type { RecipientState } from './emails-tables.js';
 import { rowChunks } from './emails.js';
@@ -19,13 +19,25 @@ export type BroadcastPatch = Partial<Omit<BroadcastRow, 'id' | 'team_id' | 'crea
 export interface BroadcastRecipientView extends BroadcastRecipientRow {
   delivery_state: string | null;
   bounce_type: string | null;
+  opens: number | null;
+  machine_opens: number | null;
+  clicks: number | null;
+  machine_clicks: number | null;
 }
 
 /** Which recipients a list asks for. */
 export type RecipientSelection =
   | { kind: 'sent' }
   | { kind: 'excluded' }
-  | { kind: 'delivery'; states: readonly RecipientState[]; bounceType?: string };
+  | { kind: 'delivery'; states: readonly RecipientState[]; bounceType?: string }
+  /** Recipients with an open or a click recorded (`humanOnly`: one no machine made). */
+  | { kind: 'engaged'; event: 'opened' | 'clicked'; humanOnly: boolean }
+  /** Recipients marked complained or unsubscribed: the marks are walked, not every recipient. */
+  | { kind: 'marked'; mark: RecipientMarkKind };
+
+/** The column of the recipient's email an open or click list asks to be set. */
+const engagedColumn = (humanOnly: boolean, event: 'opened' | 'clicked') =>
+  event === 'opened' ? (humanOnly ? 'r.first_human_opened_at' : 'r.first_opened_at') : (humanOnly ? 'r.first_human_clicked_at' : 'r.first_clicked_at');
 
 /** What the fan-out reads about one page of members, in a few statements. */
 export interface MemberFacts {
@@ -59,6 +71,32 @@ export interface BroadcastsRepo {
   propertyKeys(teamId: string): Promise<string[]>;
   /** The names of these broadcasts (metrics' broadcast_name). */
   names(teamId: string, ids: readonly string[]): Promise<Map<string, string>>;
+  /**
+   * The contact unsubscribed through this broadcast's link: recorded when the contact is a recipient
+   * the broadcast sent to (the first time kept). With `topicIds`, only when the broadcast was sent
+   * for one of those topics (an opt-out of its topic on the preference page). Answers whether it was recorded.
+   */
+  markUnsubscribed(teamId: string, broadcastId: string, contactId: string, at: string, topicIds?: readonly string[]): Promise<boolean>;
+}
+
+const recipientEngagement = ['r.state as delivery_state', 'r.bounce_type', 'r.opens', 'r.machine_opens', 'r.clicks', 'r.machine_clicks'] as const;
+
+/** A list of marked recipients, walked from the marks (a few among many recipients) in contact order. */
+function markedRecipients(db: Db, broadcastId: string, mark: RecipientMarkKind, email: string | undefined, page: PageQuery): Promise<Page<BroadcastRecipientView>> {
+  let q = db.selectFrom('broadcast_recipient_marks as m')
+    .innerJoin('broadcast_recipients as b', (j) => j.onRef('b.broadcast_id', '=', 'm.broadcast_id').onRef('b.contact_id', '=', 'm.contact_id'))
+    .leftJoin('email_recipients as r', (j) => j.onRef('r.email_id', '=', 'b.email_id'))
+    .selectAll('b').select(recipientEngagement)
+    .where('m.broadcast_id', '=', broadcastId).where('m.kind', '=', mark);
+  if (email !== undefined) q = q.where('b.email', '=', email.toLowerCase());
+  return paginate(db, q, 'm.contact_id', page) as Promise<Page<BroadcastRecipientView>>;
+}
+
+/** Records a mark once (the first time kept); answers whether it is new. */
+export async function insertMark(db: Db, row: BroadcastRecipientMarkRow): Promise<boolean> {
+  const r = await db.insertInto('broadcast_recipient_marks').values(row)
+    .onConflict((oc) => oc.columns(['broadcast_id', 'kind', 'contact_id']).doNothing()).executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0n) > 0;
 }
 
 export function broadcastsRepo(db: Db): BroadcastsRepo {
@@ -92,11 +130,13 @@ export function broadcastsRepo(db: Db): BroadcastsRepo {
       }).where('id', '=', id).execute();
     },
     recipients(broadcastId, selection, email, page) {
+      if (selection.kind === 'marked') return markedRecipients(db, broadcastId, selection.mark, email, page);
       let q = db.selectFrom('broadcast_recipients as b').leftJoin('email_recipients as r', (j) => j.onRef('r.email_id', '=', 'b.email_id'))
-        .selectAll('b').select(['r.state as delivery_state', 'r.bounce_type'])
+        .selectAll('b').select(recipientEngagement)
         .where('b.broadcast_id', '=', broadcastId);
       if (selection.kind === 'sent') q = q.where('b.status', '=', 'sent');
       else if (selection.kind === 'excluded') q = q.where((eb) => eb.or([eb('b.status', '=', 'excluded'), eb('r.state', '=', 'suppressed')]));
+      else if (selection.kind === 'engaged') q = q.where('b.status', '=', 'sent').where(engagedColumn(selection.humanOnly, selection.event), 'is not', null);
       else {
         q = q.where('r.state', 'in', [...selection.states]);
         if (selection.bounceType !== undefined) q = q.where('r.bounce_type', '=', selection.bounceType);
@@ -138,6 +178,16 @@ export function broadcastsRepo(db: Db): BroadcastsRepo {
     async propertyKeys(teamId) {
       const rows = await db.selectFrom('contact_properties').select('key').where('team_id', '=', teamId).execute();
       return rows.map((r) => r.key);
+    },
+    async markUnsubscribed(teamId, broadcastId, contactId, at, topicIds) {
+      if (topicIds?.length === 0) return false;
+      let sent = db.selectFrom('broadcast_recipients as b').select('b.contact_id')
+        .where('b.team_id', '=', teamId).where('b.broadcast_id', '=', broadcastId).where('b.contact_id', '=', contactId).where('b.status', '=', 'sent');
+      if (topicIds) {
+        sent = sent.where('b.broadcast_id', 'in', db.selectFrom('broadcasts').select('id').where('team_id', '=', teamId).where('topic_id', 'in', [...topicIds]));
+      }
+      if (!(await sent.executeTakeFirst())) return false;
+      return insertMark(db, { broadcast_id: broadcastId, kind: 'unsubscribed', contact_id: contactId, team_id: teamId, created_at: at });
     },
     async names(teamId, ids) {
       if (ids.length === 0) return new Map();

@@ -86,6 +86,18 @@ export interface EmailRecipientRow {
   lease_owner?: string | null;
   /** Until when its claim holds unless renewed; another process may claim it after. */
   lease_until?: string | null;
+  /** Engagement (migration 016): opens and clicks recorded by tracking, machine ones among them. */
+  opens?: number;
+  machine_opens?: number;
+  clicks?: number;
+  machine_clicks?: number;
+  first_opened_at?: string | null;
+  /** The first open (click) no machine made. */
+  first_human_opened_at?: string | null;
+  first_clicked_at?: string | null;
+  first_human_clicked_at?: string | null;
+  /** When a complaint about the message came in for this recipient. */
+  complained_at?: string | null;
 }
 
 /** One delivery attempt of a recipient (migration 017): what `svc admin queue show` lists. */

@@ -20,6 +20,7 @@ export * from './emails-queue.js';
 export * from './emails-share.js';
 export * from './emails-tables.js';
 export * from './emails.js';
+export * from './engagement.js';
 export * from './events.js';
 export * from './facts.js';
 export * from './idempotency.js';

@@ -11,7 +11,7 @@ import type { SegmentMemberRow, SegmentRow } from '../repos/segments-tables.js';
 import type { ContactImportFailureRow, ContactImportRow } from '../repos/contact-imports-tables.js';
 import type { MtaStsPolicyRow, TlsRptCountRow, TlsRptReportRow } from '../repos/outbound-tls-tables.js';
 import type { SavedBlockRow, TemplateRow, TemplateVersionRow } from '../repos/templates-tables.js';
-import type { BroadcastRecipientRow, BroadcastRow } from '../repos/broadcasts-tables.js';
+import type { BroadcastLinkClickRow, BroadcastLinkRow, BroadcastRecipientRow, BroadcastRecipientMarkRow, BroadcastRow } from '../repos/broadcasts-tables.js';
 import type {
   AutomationExitEventRow, AutomationRow, AutomationRunRow, AutomationRunStepRow, AutomationVersionRow, CustomEventRow, EventDefinitionRow, StoreBrowserRow,
 } from '../repos/automations-tables.js';
@@ -151,6 +151,9 @@ export interface DatabaseSchema {
   saved_blocks: SavedBlockRow;
   broadcasts: BroadcastRow;
   broadcast_recipients: BroadcastRecipientRow;
+  broadcast_links: BroadcastLinkRow;
+  broadcast_link_clicks: BroadcastLinkClickRow;
+  broadcast_recipient_marks: BroadcastRecipientMarkRow;
   event_definitions: EventDefinitionRow;
   custom_events: CustomEventRow;
   store_browsers: StoreBrowserRow;

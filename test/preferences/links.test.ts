@@ -119,6 +119,25 @@ t.test('the token is the only capability: anything else is the same 404', async 
   t.equal((await page(base, 'POST', pathOf(fresh.unsubscribeUrl))).status, 404);
 });
 
+t.test('a broadcast\'s links name the broadcast; the name alone records nothing', async (t) => {
+  const f = await audienceFixture(app, 'Named');
+  const tokens = contactLinkTokens(app.appliance.services.secretBox);
+  const broadcastId = '01a21134-f015-7050-868b-6f8e98d3760f';
+  const named = tokens.mint(f.teamId, f.contactId, f.email, broadcastId);
+  t.match(tokens.open(named), { teamId: f.teamId, contactId: f.contactId, broadcastId });
+  t.equal(tokens.open(tokens.mint(f.teamId, f.contactId, f.email))?.broadcastId, undefined, 'a plain link names none');
+  const box = app.appliance.services.secretBox;
+  const packed = (n: number) => Buffer.alloc(n, 7).toString('base64url');
+  t.equal(tokens.open(box.seal(`c2.${packed(40)}`)), undefined, 'c2 of c1\'s length');
+  t.equal(tokens.open(box.seal(`c1.${packed(56)}`)), undefined, 'c1 of c2\'s length');
+  t.equal((await page(base, 'GET', `/preferences/${named}`)).status, 200, 'the page opens');
+  // This contact was never sent that broadcast: the unsubscribe works, and no broadcast records it.
+  t.equal((await page(base, 'POST', `/unsubscribe/${named}`)).status, 200);
+  t.equal((await contactOf(f.token, f.contactId)).unsubscribed, true);
+  const marks = await app.appliance.services.database.db.selectFrom('broadcast_recipient_marks').selectAll().where('contact_id', '=', f.contactId).execute();
+  t.same(marks, []);
+});
+
 t.test('no contact.updated webhook for an unsubscribe or a choice made through the links', async (t) => {
   const f = await audienceFixture(app, 'Webhooks');
   const hook = await call(base, 'POST', '/webhooks', { token: f.token, body: { endpoint: `${receiver.url}/contacts`, events: ['contact.updated'] } });

@@ -14,6 +14,7 @@ import * as m012 from './012_audience.js';
 import * as m013 from './013_team.js';
 import * as m014 from './014_segments.js';
 import * as m015 from './015_contact_imports.js';
+import * as m016 from './016_engagement.js';
 import * as m017 from './017_queue_tools.js';
 import * as m018 from './018_email_automation.js';
 import * as m019 from './019_templates.js';
@@ -42,6 +43,7 @@ export const migrations: Record<string, Migration> = {
   '013_team': m013,
   '014_segments': m014,
   '015_contact_imports': m015,
+  '016_engagement': m016,
   '017_queue_tools': m017,
   '018_email_automation': m018,
   '019_templates': m019,
