@@ -22,6 +22,11 @@ export interface AutomationsRepo {
   version(automationId: string, version: number): Promise<AutomationVersionRow | undefined>;
   /** Live, enabled automations of the team whose current trigger is this event. */
   enabledByTrigger(teamId: string, eventName: string): Promise<AutomationRow[]>;
+  /**
+   * Whether anything of the team could act on this event: an enabled automation it triggers, or
+   * any version of any automation listing it as an exit event (a superset of the runs it can end).
+   */
+  mayActOn(teamId: string, eventName: string): Promise<boolean>;
   /** Running runs of the contact whose version lists this event among its exit events. */
   runsExitingOn(teamId: string, contactId: string, eventName: string): Promise<AutomationRunRow[]>;
   /** Inserts unless the automation already has a run for this event and contact; answers whether it inserted. */
@@ -71,6 +76,14 @@ export function automationsRepo(db: Db): AutomationsRepo {
       .where('automation_id', '=', automationId).where('version', '=', version).executeTakeFirst(),
     enabledByTrigger: (teamId, eventName) => live().where('team_id', '=', teamId).where('trigger_event', '=', eventName)
       .where('status', '=', 'enabled').orderBy('id').execute(),
+    async mayActOn(teamId, eventName) {
+      const trigger = await db.selectFrom('automations').select('id').where('deleted_at', 'is', null).where('team_id', '=', teamId).where('trigger_event', '=', eventName)
+        .where('status', '=', 'enabled').limit(1).executeTakeFirst();
+      if (trigger) return true;
+      const exit = await db.selectFrom('automation_exit_events').select('automation_id').where('team_id', '=', teamId)
+        .where('event_name', '=', eventName).limit(1).executeTakeFirst();
+      return exit !== undefined;
+    },
     runsExitingOn: (teamId, contactId, eventName) => db.selectFrom('automation_runs as r')
       .innerJoin('automation_exit_events as x', (j) => j.onRef('x.automation_id', '=', 'r.automation_id').onRef('x.version', '=', 'r.version'))
       .selectAll('r').where('r.team_id', '=', teamId).where('r.contact_id', '=', contactId).where('r.status', '=', 'running')
