@@ -154,6 +154,11 @@ async function segmentFigures(app: Awaited<ReturnType<typeof startTestAppliance>
   }
 }
 
+async function stopJobs(jobs: ChildProcess): Promise<void> {
+  jobs.kill('SIGTERM');
+  await exitWithin('the jobs process to stop', jobs, 60_000);
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-audience-'));
   const redis = await startTestRedis();
@@ -172,12 +177,15 @@ async function main(): Promise<void> {
       + `jobs process peak RSS ${figures.peakRssMb.toFixed(0)} MiB, counts ${JSON.stringify(figures.counts)}`);
     await segmentFigures(app, team.token, team.teamId);
     // BENCH_KEEP_DATA=<path>: a copy of the imported database, to study the segment queries' plans.
-    if (process.env.BENCH_KEEP_DATA) await app.appliance.services.database.sqlite.backup(process.env.BENCH_KEEP_DATA);
-  } finally {
-    if (jobs) {
-      jobs.kill('SIGTERM');
-      await exitWithin('the jobs process to stop', jobs, 60_000);
+    // Taken once the jobs process has stopped: an online backup starts over whenever another
+    // connection writes, and the worker's leases write every few seconds.
+    if (process.env.BENCH_KEEP_DATA) {
+      await stopJobs(jobs);
+      jobs = undefined;
+      await app.appliance.services.database.sqlite.backup(process.env.BENCH_KEEP_DATA);
     }
+  } finally {
+    if (jobs) await stopJobs(jobs);
     await app.stop();
     await redis.stop();
     rmSync(dir, { recursive: true, force: true });
