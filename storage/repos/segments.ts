@@ -85,15 +85,15 @@ export function segmentsRepo(db: Db): SegmentsRepo {
           .where('c.team_id', '=', teamId).where(isMember(teamId, segment, context)).executeTakeFirst();
         return Number(row?.n ?? 0);
       }
-      // Those matching the filter, found from the index range of one of its conditions (CROSS JOIN
-      // keeps SQLite from starting at the contacts; PostgreSQL plans it as any join), then those
-      // added by hand that do not match it: the same count as "by hand or matches", each part
-      // able to use an index where the OR could not.
+      // Those matching the filter, found from the index range of one of its conditions, then those
+      // added by hand that do not match it: the same count as "by hand or matches", each part able
+      // to use an index where the OR could not. Each CROSS JOIN keeps SQLite from starting at the
+      // team's contacts; PostgreSQL plans it as any join.
       const byFilter = await db.selectFrom('contact_property_values as d').crossJoin('contacts as c').select(sql<number>`count(*)`.as('n'))
         .where('d.team_id', '=', teamId).where('d.key', '=', range.key).where(range.test)
         .whereRef('c.id', '=', 'd.contact_id').where('c.team_id', '=', teamId)
         .where(filterCondition(range.rest, context)).executeTakeFirst();
-      const byHandOnly = await db.selectFrom('segment_members as m').innerJoin('contacts as c', 'c.id', 'm.contact_id')
+      const byHandOnly = await db.selectFrom('segment_members as m').crossJoin('contacts as c').whereRef('c.id', '=', 'm.contact_id')
         .select(sql<number>`count(*)`.as('n')).where('m.segment_id', '=', segment.id).where('m.team_id', '=', teamId)
         .where('c.team_id', '=', teamId).where(sql<SqlBool>`not ${filterCondition(segment.filter!, context)}`).executeTakeFirst();
       return Number(byFilter?.n ?? 0) + Number(byHandOnly?.n ?? 0);
