@@ -87,7 +87,7 @@ function peakRssMb(pid: number): number {
 /** NODE_OPTIONS of systemd/svc-jobs.service, so the jobs process runs as installed. */
 function unitNodeOptions(): string {
   const unit = readFileSync(join(import.meta.dirname, '..', '..', 'systemd', 'svc-jobs.service'), 'utf8');
-  return /^Environment=NODE_OPTIONS=(.*)$/m.exec(unit)?.[1] ?? '';
+  return /^Environment="?NODE_OPTIONS=([^"\n]*)"?$/m.exec(unit)?.[1] ?? '';
 }
 
 function spawnJobs(dataDir: string, redisUrl: string): ChildProcess {
