@@ -11,8 +11,9 @@
 // Targets (issue #12): import ≥ 30,000 rows/s with the jobs process's peak RSS under 300 MiB; a
 // three-condition count under 300 ms; a first page under 50 ms.
 //
-// Tuning (environment): BENCH_ROWS (1000000), BENCH_PAGE (50), BENCH_JOBS_NODE_OPTIONS (e.g. a CPU
-// profile of the jobs process), BENCH_KEEP_DATA (a path: a copy of the database is kept there).
+// Tuning (environment): BENCH_ROWS (1000000), BENCH_PAGE (50), BENCH_JOBS_NODE_OPTIONS (added to
+// the jobs unit's NODE_OPTIONS, e.g. a CPU profile of the jobs process), BENCH_KEEP_DATA (a path:
+// a copy of the database is kept there).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, mkdtempSync, openAsBlob, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -83,12 +84,19 @@ function peakRssMb(pid: number): number {
   return match ? Number(match[1]) / 1024 : NaN;
 }
 
+/** NODE_OPTIONS of systemd/svc-jobs.service, so the jobs process runs as installed. */
+function unitNodeOptions(): string {
+  const unit = readFileSync(join(import.meta.dirname, '..', '..', 'systemd', 'svc-jobs.service'), 'utf8');
+  return /^Environment="?NODE_OPTIONS=([^"\n]*)"?$/m.exec(unit)?.[1] ?? '';
+}
+
 function spawnJobs(dataDir: string, redisUrl: string): ChildProcess {
   const env = {
     PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SVC_MAIL_HOSTNAME: 'mta.svc-test.net',
     SVC_DATA_DIR: dataDir, SVC_REDIS_URL: redisUrl, SVC_LOG_LEVEL: 'warn', SVC_WORK_POLL_MS: '50', SVC_SCANNER_CLAMD: '',
-    // A profile of the importing process: BENCH_JOBS_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/prof'.
-    ...(process.env.BENCH_JOBS_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_JOBS_NODE_OPTIONS } : {}),
+    // The installed unit's node options (its heap ceiling), then the bench's own: a profile of the
+    // importing process with BENCH_JOBS_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/prof'.
+    NODE_OPTIONS: [unitNodeOptions(), process.env.BENCH_JOBS_NODE_OPTIONS ?? ''].join(' ').trim(),
   };
   return spawn(svcBin, ['start', '--role', 'jobs'], { env, stdio: ['ignore', 'inherit', 'inherit'] });
 }
@@ -154,6 +162,11 @@ async function segmentFigures(app: Awaited<ReturnType<typeof startTestAppliance>
   }
 }
 
+async function stopJobs(jobs: ChildProcess): Promise<void> {
+  jobs.kill('SIGTERM');
+  await exitWithin('the jobs process to stop', jobs, 60_000);
+}
+
 async function main(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-audience-'));
   const redis = await startTestRedis();
@@ -172,12 +185,15 @@ async function main(): Promise<void> {
       + `jobs process peak RSS ${figures.peakRssMb.toFixed(0)} MiB, counts ${JSON.stringify(figures.counts)}`);
     await segmentFigures(app, team.token, team.teamId);
     // BENCH_KEEP_DATA=<path>: a copy of the imported database, to study the segment queries' plans.
-    if (process.env.BENCH_KEEP_DATA) await app.appliance.services.database.sqlite.backup(process.env.BENCH_KEEP_DATA);
-  } finally {
-    if (jobs) {
-      jobs.kill('SIGTERM');
-      await exitWithin('the jobs process to stop', jobs, 60_000);
+    // Taken once the jobs process has stopped: an online backup starts over whenever another
+    // connection writes, and the worker's leases write every few seconds.
+    if (process.env.BENCH_KEEP_DATA) {
+      await stopJobs(jobs);
+      jobs = undefined;
+      await app.appliance.services.database.sqlite.backup(process.env.BENCH_KEEP_DATA);
     }
+  } finally {
+    if (jobs) await stopJobs(jobs);
     await app.stop();
     await redis.stop();
     rmSync(dir, { recursive: true, force: true });

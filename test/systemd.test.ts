@@ -101,7 +101,10 @@ t.test('the installed svc accepts the environment each role unit gives it', asyn
   await Promise.all(Object.values(roleUnits).map(async (name) => {
     // Only PATH from outside: an SVC_ variable that is not a config key would stop start-up.
     const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
-    for (const e of units.get(name)!.get('Service.Environment') ?? []) env[e.slice(0, e.indexOf('='))] = e.slice(e.indexOf('=') + 1);
+    for (const quoted of units.get(name)!.get('Service.Environment') ?? []) {
+      const e = quoted.replace(/^"(.*)"$/, '$1');
+      env[e.slice(0, e.indexOf('='))] = e.slice(e.indexOf('=') + 1);
+    }
     const run = await execFileAsync(join(prefix, 'bin/svc'), ['config', 'print'], { env }).catch((err: { stderr?: string }) => ({ stdout: '', stderr: err.stderr ?? String(err) }));
     t.equal(run.stderr, '', `${name} starts without a config error`);
     t.match(run.stdout, /data_dir = "\/var\/lib\/svc"/, name);

@@ -103,7 +103,16 @@ export function platformStreamWork(enrol: Enroller, db: Db, options: StreamReade
       return {
         kind: 'continue', cursor: { after: events[events.length - 1]!.id },
         write: async (trx) => {
-          for (const e of events) if (e.contact_id !== null) await enrol(trx, enrollingOf(e));
+          // An import writes an event per contact; a team with no automation that could act on
+          // an event's name skips it here with one look-up per name, not two queries per event.
+          const acting = new Map<string, boolean>();
+          for (const e of events) {
+            if (e.contact_id === null) continue;
+            const group = `${e.team_id} ${e.type}`;
+            let acts = acting.get(group);
+            if (acts === undefined) acting.set(group, (acts = await automationsRepo(trx).mayActOn(e.team_id, e.type)));
+            if (acts) await enrol(trx, enrollingOf(e));
+          }
         },
         // A full batch: more may be waiting, read again at once; otherwise after the settle time.
         ...(events.length < options.batch ? { delayMs: Math.min(options.idleMs, options.settleMs) } : {}),

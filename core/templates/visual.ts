@@ -1,4 +1,3 @@
-import mjml2html from 'mjml';
 import { compile as textCompiler } from 'html-to-text';
 import { validationError } from '../errors.js';
 import { blockKinds, blockMjml, type Block, type BlockWriter } from './blocks.js';
@@ -132,6 +131,10 @@ export async function compileLayout(layout: Layout): Promise<CompiledLayout> {
     }
   }
   const { mjml, markers, preheader } = layoutMjml(layout, htmlBlocks);
+  // Loaded on the first layout compiled: MJML and what it pulls in (juice, cheerio, …) add ~90 MiB
+  // of resident code to a process, and most processes (the jobs role importing contacts, the
+  // outbound role) never compile one.
+  const { default: mjml2html } = await import('mjml');
   const { html } = await mjml2html(mjml, { validationLevel: 'skip', keepComments: true });
   return { html, text: textOf(html), preheader, markers };
 }

@@ -100,3 +100,35 @@ function propertyCondition(node: FieldCondition, context: FilterContext): Condit
   }
   return row(compare(sql.ref('v.num_value'), node.op, node.value));
 }
+
+/**
+ * A property condition every member must meet, read as an index range over the team's values of
+ * the key (contact_property_values_text / _num): a count can start from the few contacts in that
+ * range instead of visiting every contact of the team. Answers the range as a condition on the
+ * value row `d`, and the filter left to test on each contact it finds (without that condition).
+ */
+export interface DrivingRange {
+  key: string;
+  test: Condition;
+  rest: FilterNode;
+}
+
+export function drivingRange(node: FilterNode, context: FilterContext): DrivingRange | undefined {
+  const conjuncts = 'all' in node ? node.all : 'any' in node || 'not' in node || 'topic' in node ? [] : [node];
+  for (const [i, c] of conjuncts.entries()) {
+    if ('all' in c || 'any' in c || 'not' in c || 'topic' in c) continue;
+    const test = rangeOf(c, context);
+    if (!test) continue;
+    return { key: c.field.slice('properties.'.length), test, rest: { all: conjuncts.filter((_, j) => j !== i) } };
+  }
+  return undefined;
+}
+
+/** The condition on `d` for a property comparison an index range can answer (not contains, neq, exists). */
+function rangeOf(node: FieldCondition, context: FilterContext): Condition | undefined {
+  if (!node.field.startsWith('properties.') || !['eq', 'in', 'gt', 'gte', 'lt', 'lte'].includes(node.op)) return undefined;
+  const type = context.properties.get(node.field.slice('properties.'.length));
+  const values = Array.isArray(node.value) ? node.value : [node.value];
+  if (type === undefined || values.length === 0 || !values.every((x) => typeof x === type)) return undefined;
+  return compare(sql.ref(type === 'string' ? 'd.text_value' : 'd.num_value'), node.op, node.value);
+}

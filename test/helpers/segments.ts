@@ -1,4 +1,5 @@
 import type { Test } from 'tap';
+import { countMembers } from '../../core/segments/index.js';
 import type { TestAppliance } from './appliance.js';
 import { platformEvents } from './audience.js';
 import { call } from './http.js';
@@ -31,6 +32,7 @@ export async function memberEmails(api: Api, segmentId: string, limit = 2, via: 
 
 export async function membershipScenario(t: Test, app: TestAppliance, teamName: string): Promise<void> {
   const { token, teamId } = await app.newTeam(teamName);
+  const db = app.appliance.services.database.db;
   const api = apiOf(app, token);
   const ok = async (method: string, path: string, body?: unknown) => {
     const r = await api(method, path, body);
@@ -80,6 +82,7 @@ export async function membershipScenario(t: Test, app: TestAppliance, teamName: 
   for (const [label, filter, expected] of cases) {
     const id = await seg(filter);
     t.same(await memberEmails(api, id), [...expected].sort(), label);
+    t.equal(await countMembers(db, teamId, id), expected.length, `${label}: counted`);
   }
 
   const vip = await seg({ all: [{ field: 'properties.vip', op: 'eq', value: true }] });
@@ -88,6 +91,10 @@ export async function membershipScenario(t: Test, app: TestAppliance, teamName: 
   t.equal(added.status, 200, JSON.stringify(added.body));
   t.same(added.body, { id: vip });
   t.same(await memberEmails(api, vip), ['ann@example.com', 'cy@other.org'], 'a contact added by hand is in');
+  t.equal(await countMembers(db, teamId, vip), 2, 'counted: one by the filter, one by hand');
+  t.equal((await api('POST', `/contacts/ann@example.com/segments/${vip}`)).status, 200);
+  t.equal(await countMembers(db, teamId, vip), 2, 'counted once though added by hand and matching');
+  t.equal((await api('DELETE', `/contacts/ann@example.com/segments/${vip}`)).status, 200);
   t.same((await api('GET', '/contacts/cy@other.org/segments')).body.data.map((s: { id: string }) => s.id).filter((id: string) => id === vip), [vip]);
   const entered = (await platformEvents(app, teamId)).filter((e) => e.type === 'svc:segment.entered' && e.data.segment_id === vip);
   t.same(entered.map((e) => e.data.contact_id), [(await ok('GET', '/contacts/cy@other.org')).id], 'svc:segment.entered for the addition');

@@ -22,6 +22,7 @@ import * as m020 from './020_tracking.js';
 import * as m021 from './021_broadcasts.js';
 import * as m022 from './022_automations.js';
 import * as m023 from './023_outbound_tls.js';
+import * as m024 from './024_property_values_clustered.js';
 import * as m025 from './025_outbound_leases.js';
 import * as m028 from './028_work_claim_index.js';
 
@@ -51,6 +52,7 @@ export const migrations: Record<string, Migration> = {
   '021_broadcasts': m021,
   '022_automations': m022,
   '023_outbound_tls': m023,
+  '024_property_values_clustered': m024,
   '025_outbound_leases': m025,
   '028_work_claim_index': m028,
 };
