@@ -42,7 +42,7 @@ export interface BroadcastRecipientRow {
   created_at: string;
 }
 
-/** A rare fact about a broadcast's recipient (migration 016), listed by GET /broadcasts/{id}/recipients?type=<kind>. */
+/** A rare fact about a broadcast's recipient (migration 029), listed by GET /broadcasts/{id}/recipients?type=<kind>. */
 export type RecipientMarkKind = 'complained' | 'unsubscribed';
 
 export interface BroadcastRecipientMarkRow {
@@ -54,7 +54,7 @@ export interface BroadcastRecipientMarkRow {
   created_at: string;
 }
 
-/** Clicks on one link of a broadcast's emails (migration 016). */
+/** Clicks on one link of a broadcast's emails (migration 029). */
 export interface BroadcastLinkRow {
   broadcast_id: string;
   /** A hash of the URL: the key, since URLs run to 2 KiB. */

@@ -29,10 +29,10 @@ export interface EmailRow {
   template_version: string | null;
   /** The broadcast this email is one recipient's copy of (migration 021); absent or null otherwise. */
   broadcast_id?: string | null;
-  /** The automation and run whose send_email step made this email (migration 018); absent or null otherwise. */
+  /** The automation and run whose send_email step made this email (migration 030); absent or null otherwise. */
   automation_id?: string | null;
   automation_run_id?: string | null;
-  /** JSON array of the automation ids whose runs led to this email, the sender last (migration 018). */
+  /** JSON array of the automation ids whose runs led to this email, the sender last (migration 030). */
   automation_chain?: string | null;
   /** Message-ID header value, with angle brackets. */
   message_id: string;
@@ -86,7 +86,7 @@ export interface EmailRecipientRow {
   lease_owner?: string | null;
   /** Until when its claim holds unless renewed; another process may claim it after. */
   lease_until?: string | null;
-  /** Engagement (migration 016): opens and clicks recorded by tracking, machine ones among them. */
+  /** Engagement (migration 029): opens and clicks recorded by tracking, machine ones among them. */
   opens?: number;
   machine_opens?: number;
   clicks?: number;

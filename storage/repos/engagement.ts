@@ -5,7 +5,7 @@ import { paginate, type Page, type PageQuery } from '../sql/paginate.js';
 import type { BroadcastLinkRow } from './broadcasts-tables.js';
 import { insertMark } from './broadcasts.js';
 
-// Engagement as it is recorded (migration 016): each recipient's opens and clicks, its complaint,
+// Engagement as it is recorded (migration 029): each recipient's opens and clicks, its complaint,
 // and the clicks per link of a broadcast. Written by tracking's group-committed batches of hits and
 // by the complaint recorder; read by the broadcast lists.
 

@@ -179,9 +179,7 @@ function withStatementCache(sqlite: BetterSqlite3.Database, max: number) {
 }
 
 export async function migrateToLatest(db: Kysely<any>): Promise<MigrationResultSet> {
-  // Numbers are handed out ahead of time, so one can land after a higher one was applied (024
-  // after 025): each migration stands alone, and an unapplied lower one is applied then.
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations }, allowUnorderedMigrations: true });
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
   const result = await migrator.migrateToLatest();
   if (result.error) {
     const failed = result.results?.find((r) => r.status === 'Error')?.migrationName ?? 'unknown';

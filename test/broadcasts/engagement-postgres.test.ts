@@ -4,7 +4,7 @@ import { engagementScenario } from '../helpers/broadcast-engagement-scenario.js'
 import { createTestDatabase } from '../helpers/postgres.js';
 
 // The same broadcast engagement as engagement.test.ts with SVC_DATABASE_URL naming a fresh
-// PostgreSQL database: migration 016's tables, the per-link upserts and the lists' SQL there.
+// PostgreSQL database: migration 029's tables, the per-link upserts and the lists' SQL there.
 const pg = await createTestDatabase();
 const rig = await startEngagementRig({ databaseUrl: pg.url });
 t.teardown(async () => { await rig.stop(); await pg.drop(); });

@@ -14,17 +14,17 @@ import * as m012 from './012_audience.js';
 import * as m013 from './013_team.js';
 import * as m014 from './014_segments.js';
 import * as m015 from './015_contact_imports.js';
-import * as m016 from './016_engagement.js';
 import * as m017 from './017_queue_tools.js';
-import * as m018 from './018_email_automation.js';
 import * as m019 from './019_templates.js';
 import * as m020 from './020_tracking.js';
 import * as m021 from './021_broadcasts.js';
 import * as m022 from './022_automations.js';
 import * as m023 from './023_outbound_tls.js';
-import * as m024 from './024_property_values_clustered.js';
 import * as m025 from './025_outbound_leases.js';
 import * as m028 from './028_work_claim_index.js';
+import * as m029 from './029_engagement.js';
+import * as m030 from './030_email_automation.js';
+import * as m031 from './031_property_values_clustered.js';
 
 // Numbered, applied in order at start. Written with Kysely's schema builder so the same
 // migrations run on SQLite and on PostgreSQL.
@@ -44,15 +44,15 @@ export const migrations: Record<string, Migration> = {
   '013_team': m013,
   '014_segments': m014,
   '015_contact_imports': m015,
-  '016_engagement': m016,
   '017_queue_tools': m017,
-  '018_email_automation': m018,
   '019_templates': m019,
   '020_tracking': m020,
   '021_broadcasts': m021,
   '022_automations': m022,
   '023_outbound_tls': m023,
-  '024_property_values_clustered': m024,
   '025_outbound_leases': m025,
   '028_work_claim_index': m028,
+  '029_engagement': m029,
+  '030_email_automation': m030,
+  '031_property_values_clustered': m031,
 };
