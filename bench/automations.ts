@@ -34,6 +34,7 @@ import { startTestAppliance, type TestAppliance } from '../test/helpers/applianc
 import { exitWithin, waitFor } from '../test/helpers/deadline.js';
 import { svcBin } from '../test/helpers/faults-svc.js';
 import { call } from '../test/helpers/http.js';
+import { intFromEnv } from './settings.js';
 
 const quick = process.argv.includes('--quick');
 const ROUNDS = intFromEnv('BENCH_ROUNDS', quick ? 1 : 3);
@@ -49,14 +50,6 @@ const TARGET_WAKE_P99_MS = 5_000;
 
 interface Sample { rps: number; p50: number; p99: number; accepted: number; other: number; cpuUs: number }
 interface Bench { svc: TestAppliance; token: string; teamId: string; contacts: string[]; db: Db }
-
-function intFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${raw}`);
-  return value;
-}
 
 /** Child mode: one autocannon run of POST /events/send cycling over the contacts; figures as JSON. */
 async function child(spec: { url: string; token: string; contacts: string[]; seconds: number; connections: number }): Promise<void> {

@@ -20,28 +20,12 @@ import { linkKeyOf } from '../storage/repos/index.js';
 import { inTransaction, type Db } from '../storage/sql/index.js';
 import { startTestAppliance } from '../test/helpers/appliance.js';
 import { call } from '../test/helpers/http.js';
+import { intFromEnv, seededRandom } from './settings.js';
 
 const RECIPIENTS = intFromEnv('BENCH_RECIPIENTS', 100_000);
 const LINKS = intFromEnv('BENCH_LINKS', 6);
 const RUNS = intFromEnv('BENCH_RUNS', 20);
 const CHUNK = 2000;
-
-function intFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${raw}`);
-  return value;
-}
-
-/** A cheap deterministic generator, so runs are comparable. */
-function random(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 type Row = Record<string, unknown>;
 
@@ -119,7 +103,7 @@ async function seed(db: Db, teamId: string): Promise<Seeded> {
   const broadcastId = newId();
   const links = Array.from({ length: LINKS }, (_, i) => `https://shop.example/spring/${i}?utm_source=broadcast`)
     .map((url) => ({ url, key: linkKeyOf(url), id: newId(), clicks: 0, machine: 0, unique: 0, uniqueHuman: 0 }));
-  const context: Context = { next: random(7), at, teamId, broadcastId, links };
+  const context: Context = { next: seededRandom(7), at, teamId, broadcastId, links };
   await db.insertInto('broadcasts').values({
     id: broadcastId, team_id: teamId, name: 'Spring', segment_id: null, topic_id: null, template_id: null, from_header: 'News <news@bench.example>',
     subject: 'Spring', reply_to_json: null, preview_text: null, html: '<p>x</p>', text: 'x', status: 'sent', scheduled_at: null, sent_at: at,

@@ -14,6 +14,7 @@ import { schema } from '../config/schema.js';
 import { listenTcp, type Listening } from '../api/server.js';
 import { startTestAppliance, type TestAppliance } from '../test/helpers/appliance.js';
 import { rerunUnderServiceFlags } from './service-flags.js';
+import { intFromEnv } from './settings.js';
 
 const ROUNDS = intFromEnv('BENCH_ROUNDS', 3);
 const SECONDS = intFromEnv('BENCH_SECONDS', 5);
@@ -56,14 +57,6 @@ interface AutocannonResult {
   requests: { total: number };
   latency: { p50: number; p99: number };
   statusCodeStats: Record<string, { count: number }>;
-}
-
-function intFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${raw}`);
-  return value;
 }
 
 async function main(): Promise<number> {

@@ -22,6 +22,7 @@ import { startTestClamd, type TestClamd } from '../test/helpers/clamd.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
 import { freePort } from '../test/helpers/ports.js';
 import { rerunUnderServiceFlags } from './service-flags.js';
+import { intFromEnv } from './settings.js';
 
 const ROUNDS = intFromEnv('BENCH_ROUNDS', 3);
 const MESSAGES = intFromEnv('BENCH_MESSAGES', 4000);
@@ -34,14 +35,6 @@ interface Target {
   port: number;
   /** Messages the target has durably taken so far (undefined: it keeps nothing). */
   committed?: () => number;
-}
-
-function intFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${raw}`);
-  return value;
 }
 
 function ensurePostfixTools(): void {

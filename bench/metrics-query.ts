@@ -27,6 +27,7 @@ import { eventsRepo } from '../storage/repos/index.js';
 import { inTransaction } from '../storage/sql/index.js';
 import { startTestAppliance } from '../test/helpers/appliance.js';
 import { call } from '../test/helpers/http.js';
+import { intFromEnv, seededRandom } from './settings.js';
 
 const EVENTS = intFromEnv('BENCH_EVENTS', 1_000_000);
 const DAYS = intFromEnv('BENCH_DAYS', 30);
@@ -35,23 +36,6 @@ const RUNS = intFromEnv('BENCH_RUNS', 15);
 const BATCH = intFromEnv('BENCH_BATCH', 5000);
 const END = new Date('2026-07-01T00:00:00.000Z');
 const TX_EVENTS = 20_000;
-
-function intFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${raw}`);
-  return value;
-}
-
-/** A cheap deterministic generator, so runs are comparable. */
-function random(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (s * 1664525 + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 interface PlannedEvent { type: EventType; at: number; extra?: Record<string, unknown>; to?: string }
 
@@ -145,7 +129,7 @@ async function main() {
     }
 
     // Write emails and their events until EVENTS events, spread over the month.
-    const next = random(42);
+    const next = seededRandom(42);
     const start = END.getTime() - DAYS * 86_400_000;
     const emailsNeeded = Math.ceil(EVENTS / 2.3);
     let written = 0;

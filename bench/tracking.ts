@@ -22,6 +22,7 @@ import { startTestAppliance, type TestAppliance } from '../test/helpers/applianc
 import { call } from '../test/helpers/http.js';
 import { fakeSendingDomains } from '../test/helpers/sending.js';
 import { mailZone } from '../test/helpers/email-fixtures.js';
+import { intFromEnv } from './settings.js';
 
 const ROUNDS = intFromEnv('BENCH_ROUNDS', 3);
 const SECONDS = intFromEnv('BENCH_SECONDS', 5);
@@ -44,14 +45,6 @@ export interface Sample {
   p99: number;
   /** Requests not answered 302. */
   other: number;
-}
-
-function intFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${raw}`);
-  return value;
 }
 
 /** Child mode: one autocannon run, its figures as JSON on stdout. */

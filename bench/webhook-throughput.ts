@@ -20,20 +20,13 @@ import { call } from '../test/helpers/http.js';
 import { eventsRepo } from '../storage/repos/index.js';
 import { inTransaction } from '../storage/sql/index.js';
 import { emitEvent } from '../core/outbox/index.js';
+import { intFromEnv } from './settings.js';
 
 const EVENTS = intFromEnv('BENCH_EVENTS', 2000);
 const SLOW_MS = intFromEnv('BENCH_SLOW_MS', 200);
 const CONCURRENCY = intFromEnv('BENCH_CONCURRENCY', 4);
 const FAST_PATHS = ['/fast-1', '/fast-2', '/fast-3', '/fast-4'];
 const SLOW_PATH = '/slow';
-
-function intFromEnv(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${raw}`);
-  return value;
-}
 
 interface Receiver {
   url: string;

@@ -7,6 +7,8 @@ import { bouncedCarriesType, clickedCarriesLink, deliveredStartsFlow, flowsOnEac
 const rig = await startEmailFlowRig();
 t.teardown(() => rig.stop());
 
+t.test('the appliance runs on SQLite', async (t) => { t.equal(rig.app.appliance.services.database.kind, 'sqlite'); });
+
 t.test('svc:email.delivered enrols the contact; its send carries the event; the flow\'s own mail does not re-enrol it', (t) => deliveredStartsFlow(t, rig));
 t.test('two flows on svc:email.sent each enrol once on the other\'s mail, then stop', (t) => flowsOnEachOthersMailStop(t, rig));
 t.test('svc:email.bounced carries the bounce type a condition reads', (t) => bouncedCarriesType(t, rig));

@@ -8,3 +8,4 @@ import { engagementScenario } from '../helpers/broadcast-engagement-scenario.js'
 const rig = await startEngagementRig();
 t.teardown(() => rig.stop());
 await engagementScenario(t, rig);
+t.test('the appliance ran on SQLite', async (t) => { t.equal(rig.app.appliance.services.database.kind, 'sqlite'); });
