@@ -1,4 +1,4 @@
-import { durationMs } from '../core/emails/index.js';
+import { durationMs } from '../core/queue-words.js';
 import type { AdminCommand, Call } from './admin-commands.js';
 import { UsageError, type OptionSpec, type Values } from './cli-args.js';
 

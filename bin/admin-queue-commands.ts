@@ -1,5 +1,5 @@
 import { regionNames } from '../config/regions.js';
-import { durationMs, queueStates } from '../core/emails/index.js';
+import { durationMs, queueStates } from '../core/queue-words.js';
 import type { AdminCommand, Call } from './admin-commands.js';
 import { adminStream } from './admin-client.js';
 import { UsageError, type OptionSpec, type Values } from './cli-args.js';

@@ -1,8 +1,6 @@
-import { pino } from 'pino';
 import { loadConfig, describeConfig, ConfigError } from '../config/load.js';
 import type { Config } from '../config/schema.js';
 import { regionNames } from '../config/regions.js';
-import { runAdmin } from './admin-commands.js';
 import { adminSocketPath } from '../config/paths.js';
 import { cliEnvironment } from './cli-environment.js';
 import { groupHelp, helpText, parseCommand, UsageError, type CommandSpec } from './cli-args.js';
@@ -57,8 +55,11 @@ async function main(argv: string[]): Promise<number> {
     }
     case 'config':
       return configCommand(rest, out);
-    case 'admin':
+    case 'admin': {
+      // Loaded here: the admin commands' modules are not needed to print a version or the config.
+      const { runAdmin } = await import('./admin-commands.js');
       return runAdmin(() => adminSocketPath(readConfig()), rest, (line) => console.log(line));
+    }
     case 'version':
       if (parseCommand(versionSpec, rest).help) return print(helpText(versionSpec));
       console.log(readVersion());
@@ -104,6 +105,7 @@ function parseRoles(value: string | undefined): Role[] {
 }
 
 async function start(config: Config, asked: Role[]): Promise<number> {
+  const { pino } = await import('pino');
   const logger = pino({ level: config.log_level, base: { pid: process.pid } });
   // Listened for before anything starts: a stop asked for while the roles start (the API may
   // already answer) is carried out as soon as they have, never the default kill.

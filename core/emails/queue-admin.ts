@@ -9,7 +9,8 @@ import { looksLikeId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import { isRegionName } from '../regions.js';
 import { operatorFailStates, type DeliveryRecorder } from './delivery.js';
-import { queueEntry, queuedEmailView, queueStates, queueSummary, type QueueEntry, type QueuedEmailView, type QueueSummary } from './queue-view.js';
+import { durationMs, queueStates } from '../queue-words.js';
+import { queueEntry, queuedEmailView, queueSummary, type QueueEntry, type QueuedEmailView, type QueueSummary } from './queue-view.js';
 
 // The operator's queue tools (svc admin queue … over the admin socket): read the outbound queue
 // by region and destination, look at one message with every reply it met, and act on it — flush
@@ -59,15 +60,6 @@ export interface QueueDeleteResult {
   failed: string[];
   /** Recipients that already had their outcome, with it. */
   final: { address: string; state: string }[];
-}
-
-const DURATION = /^(\d+)(s|m|h|d)?$/;
-const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** `90`, `90s`, `15m`, `2h`, `3d` → milliseconds; undefined when it is not one. */
-export function durationMs(value: string): number | undefined {
-  const match = DURATION.exec(value.trim());
-  return match ? Number(match[1]) * UNIT_MS[match[2] ?? 's']! : undefined;
 }
 
 const lower = (value: string | undefined) => value?.trim().toLowerCase() || undefined;

@@ -1,11 +1,10 @@
 import type { EmailAttachmentRow, EmailAttemptRow, EmailRecipientRow, EmailRow, QueueCountRow, QueueListRow } from '../../storage/repos/index.js';
 
-// What the operator's queue tools answer (svc admin queue …, as JSON on the admin socket). The
-// queue states are the recipient's own, with `deferred` told apart from `queued`: a queued
-// recipient that was tried before.
+// What the operator's queue tools answer (svc admin queue …, as JSON on the admin socket), in the
+// queue states of core/queue-words.ts.
 
-export const queueStates = ['scheduled', 'queued', 'deferred', 'held', 'submitting', 'ambiguous'] as const;
-export type QueueState = (typeof queueStates)[number];
+import { queueStates, type QueueState } from '../queue-words.js';
+export { queueStates, type QueueState, durationMs } from '../queue-words.js';
 export type QueueCounts = Record<QueueState, number> & { total: number };
 
 /** A recipient's state as the queue tools show it. */
