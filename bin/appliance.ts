@@ -16,11 +16,7 @@ import { freeBytes } from '../storage/files/index.js';
 import { makePrivateDir, lockDataFolder, FolderInUseError, type FolderLock, type LockHolder } from '../storage/files/index.js';
 import { applianceServices, type Services } from './services.js';
 import { chooseClamd } from './scanner-choice.js';
-import { startApiRole } from './roles/api.js';
-import { startJobsRole } from './roles/jobs.js';
-import { servedRegions, startOutboundRole } from './roles/outbound.js';
-import { startInboundRole } from './roles/inbound.js';
-import { reportHandler } from '../mta/inbound/reports.js';
+import { servedRegions } from './roles/served-regions.js';
 import type { MetricsExposition } from '../api/metrics.js';
 import type { InboundRole } from './roles/inbound.js';
 import type { OutboundRole } from './roles/outbound.js';
@@ -133,16 +129,25 @@ async function startOpening(options: StartOptions, opened: (() => unknown)[]): P
 }
 
 async function startRole(role: Role, services: Services, options: StartOptions, mailHostname: string, metrics: MetricsExposition, lock: FolderLock): Promise<RunningRole> {
+  // Each role's modules load only in a process that runs it: an outbound or jobs process starts
+  // without the HTTP stack, an API process without the MTA.
   switch (role) {
-    case 'api':
+    case 'api': {
+      const { startApiRole } = await import('./roles/api.js');
       return startApiRole(services, options.config, options.logger, metrics, options.roles);
-    case 'jobs':
+    }
+    case 'jobs': {
+      const { startJobsRole } = await import('./roles/jobs.js');
       return startJobsRole(services, options.config, mailHostname);
-    case 'inbound':
-      return startInboundRole(services, options.config, options.logger, mailHostname,
-        reportHandler(services.receiving.feedback));
-    case 'outbound':
+    }
+    case 'inbound': {
+      const [{ startInboundRole }, { reportHandler }] = await Promise.all([import('./roles/inbound.js'), import('../mta/inbound/reports.js')]);
+      return startInboundRole(services, options.config, options.logger, mailHostname, reportHandler(services.receiving.feedback));
+    }
+    case 'outbound': {
+      const { startOutboundRole } = await import('./roles/outbound.js');
       return startOutboundRole(services, options.config, { localTrace: options.roles.includes('api'), lock });
+    }
   }
 }
 

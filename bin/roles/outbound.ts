@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Config } from '../../config/schema.js';
-import { isRegionName, regionNames, type RegionName } from '../../core/regions.js';
+import { servedRegions } from './served-regions.js';
+import type { RegionName } from '../../core/regions.js';
 import { suppressionsRepo } from '../../core/suppressions/index.js';
-import { ConfigError } from '../../config/load.js';
 import { emailsRepo } from '../../storage/repos/index.js';
 import { destinationSlots, subscribeWake } from '../../storage/redis/index.js';
 import { QueueClaims } from '../../mta/outbound/claims.js';
@@ -107,15 +107,6 @@ export async function startOutboundRole(services: Services, config: Config, opti
       await builder.close();
     },
   };
-}
-
-/** The regions this process serves: `outbound_regions`, or every region when it is empty. */
-export function servedRegions(config: Config): RegionName[] {
-  if (config.outbound_regions.length === 0) return [...regionNames];
-  for (const name of config.outbound_regions) {
-    if (!isRegionName(name)) throw new ConfigError('outbound_regions', `unknown region "${name}"; one of ${regionNames.join(', ')}`);
-  }
-  return [...config.outbound_regions] as RegionName[];
 }
 
 /**
