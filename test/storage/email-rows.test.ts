@@ -79,12 +79,25 @@ async function rowsStored(t: Test, database: Database): Promise<void> {
     const last = await db.selectFrom('broadcast_recipients').selectAll().where('contact_id', '=', 'c-300').executeTakeFirst();
     t.same({ email: last?.email, email_id: last?.email_id, reason: last?.reason }, { email: 'r300@x.net', email_id: ids[300], reason: null });
   });
+
+  await t.test('the bulk rule counts only emails without an unsubscribe link', async (t) => {
+    await emailsRepo(db).insertAccepted({ email: { ...email('bulk-1'), content_hash: 'bulk-h', recipient_count: 3 }, recipients: [], tags: [], attachments: [] });
+    await emailsRepo(db).insertAccepted({ email: { ...email('bulk-2'), content_hash: 'bulk-h', recipient_count: 5, has_unsubscribe: 1 }, recipients: [], tags: [], attachments: [] });
+    t.equal(await emailsRepo(db).bulkRecipients('team-1', 'bulk-h', at), 3);
+  });
 }
 
 t.test('SQLite', async (t) => {
   const database = await openDatabase({ path: join(dir, 'svc.sqlite'), synchronous: 'NORMAL' });
   t.teardown(() => database.close());
   await rowsStored(t, database);
+
+  await t.test('the bulk rule reads the partial index of emails without an unsubscribe link (migration 033)', async (t) => {
+    // The same conditions as repos/emails.ts bulkRecipients, has_unsubscribe as a literal.
+    const plan = database.sqlite.prepare('explain query plan select coalesce(sum(recipient_count), 0) from emails where team_id = ? and ' +
+      "content_hash = ? and created_at >= ? and has_unsubscribe = 0 and status != ?").all('team-1', 'h', at, 'canceled') as { detail: string }[];
+    t.match(plan.map((p) => p.detail).join('\n'), /USING INDEX emails_bulk_counted/);
+  });
 });
 
 t.test('PostgreSQL', async (t) => {
