@@ -89,10 +89,13 @@ function sentCounter(log: string): () => number {
   };
 }
 
-/** CPU seconds (user + system) a child process has used so far, from /proc. */
-export function childCpuSeconds(pid: number | undefined): number {
+/**
+ * CPU seconds (user + system) a child process has used so far, from /proc; with `mainThread`,
+ * only its main thread's (the event loop, without the GC, checkpoint and pool threads).
+ */
+export function childCpuSeconds(pid: number | undefined, mainThread = false): number {
   if (pid === undefined) return 0;
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  const fields = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 

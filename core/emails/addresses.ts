@@ -17,23 +17,38 @@ const localPart = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|
 const domainLabel = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
 
 /**
+ * Mailboxes already read, by the string they were read from: a campaign page's messages share
+ * their from and reply-to strings, read once per page instead of once per recipient (addressparser
+ * on the from was about a twentieth of the fan-out's CPU). Only strings that passed every check
+ * are kept; a mailbox is the same whichever field it was read for. Treat them as read-only.
+ */
+export type ParsedMailboxes = Map<string, Mailbox>;
+
+/**
  * Reads one field value (a string, or an array of strings) into mailboxes. CR, LF and NUL are
  * refused outright (header injection); every address must be a plain mailbox on a DNS name.
  */
-export function parseMailboxes(field: string, value: string | string[] | undefined | null): Mailbox[] {
+export function parseMailboxes(field: string, value: string | string[] | undefined | null, parsed?: ParsedMailboxes): Mailbox[] {
   if (value === undefined || value === null) return [];
   const items = Array.isArray(value) ? value : [value];
   const out: Mailbox[] = [];
   for (const [i, item] of items.entries()) {
+    const known = typeof item === 'string' ? parsed?.get(item) : undefined;
+    if (known) {
+      out.push(known);
+      continue;
+    }
     const path = Array.isArray(value) ? `${field}[${i}]` : field;
     if (typeof item !== 'string') throw validationError(422, path, `\`${path}\` must be an email address.`);
     if (/[\r\n\0]/.test(item)) throw validationError(422, path, `\`${path}\` must not contain line breaks.`);
-    const parsed = addressparser(item, { flatten: true });
-    if (parsed.length === 0) throw invalidAddress(path, item);
+    const entries = addressparser(item, { flatten: true });
+    if (entries.length === 0) throw invalidAddress(path, item);
     // One string is one address: a list smuggled into one string (a form field, say) must not
     // add recipients the caller never saw as separate entries.
-    if (parsed.length > 1) throw validationError(422, path, `\`${path}\` must be one email address; give several as an array of strings.`);
-    for (const entry of parsed) out.push(toMailbox(path, item, entry.name ?? '', entry.address ?? ''));
+    if (entries.length > 1) throw validationError(422, path, `\`${path}\` must be one email address; give several as an array of strings.`);
+    const mailbox = toMailbox(path, item, entries[0]!.name ?? '', entries[0]!.address ?? '');
+    parsed?.set(item, mailbox);
+    out.push(mailbox);
   }
   return out;
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { EmailsRepo } from '../../storage/repos/index.js';
 import { ServiceError } from '../errors.js';
 
@@ -9,8 +9,10 @@ import { ServiceError } from '../errors.js';
 export const bulkThreshold = 500;
 export const bulkDocsUrl = 'https://svc.invalid/docs/sending/bulk-unsubscribe';
 
+// One-shot digest of the joined text: the same bytes as hashing the parts in turn, without a Hash
+// object per email (a campaign page hashes one personalised message per recipient).
 export const contentHash = (subject: string, html: string | null, text: string | null) =>
-  createHash('sha256').update(subject).update('\0').update(html ?? '').update('\0').update(text ?? '').digest('hex');
+  hash('sha256', `${subject}\0${html ?? ''}\0${text ?? ''}`, 'hex');
 
 export interface BulkDecision {
   /** Record the warning (once) in the accepting transaction. */

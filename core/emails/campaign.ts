@@ -8,7 +8,7 @@ import type { RegionDirectory } from '../regions.js';
 import { commitAccepted, prepareEmail, type PreparedEmail } from './accept.js';
 import { contentHash } from './bulk.js';
 import type { SendingDomain, SendingDomains } from './ports.js';
-import { addressKey } from './addresses.js';
+import { addressKey, type ParsedMailboxes } from './addresses.js';
 import { checkSandbox, recipientFates, type RecipientCheckDeps, type RecipientFate } from './recipients.js';
 import { daysBefore } from '../time.js';
 import type { SendEmailInput } from './types.js';
@@ -67,7 +67,8 @@ export function campaignSender(deps: CampaignSenderDeps) {
     async prepare(teamId: string, messages: readonly CampaignMessage[], now: Date): Promise<CampaignPage> {
       const page: CampaignPage = { prepared: [], sandboxed: new Set(), emailIds: new Map() };
       if (messages.length === 0) return page;
-      const sends = messages.map((m) => normaliseSend(m.input, now));
+      const parsed: ParsedMailboxes = new Map();
+      const sends = messages.map((m) => normaliseSend(m.input, now, parsed));
       const domain = await domainFor(teamId, sends[0]!.from.domain);
       const region = deps.regions(domain.region);
       const sandboxed = region.sandbox && !(await trusted(deps.db, teamId));

@@ -1,6 +1,6 @@
 import { missingField, ServiceError, validationError } from '../errors.js';
 import { parseScheduledAt } from '../scheduling.js';
-import { addressKey, parseMailboxes } from './addresses.js';
+import { addressKey, parseMailboxes, type ParsedMailboxes } from './addresses.js';
 import type { AttachmentInput, NormalisedSend, RecipientInput, SendEmailInput, TagInput } from './types.js';
 
 export const maxRecipients = 50;
@@ -21,13 +21,16 @@ const reservedHeaders = new Set([
 const headerName = /^[\x21-\x39\x3b-\x7e]{1,76}$/;
 const tagText = /^[A-Za-z0-9_-]{1,256}$/;
 
-/** Every check that needs no state: shapes, limits, header injection, scheduled_at. */
-export function normaliseSend(input: SendEmailInput, now: Date): NormalisedSend {
+/**
+ * Every check that needs no state: shapes, limits, header injection, scheduled_at. `parsed`: the
+ * from and reply-to mailboxes already read for other messages of the same page (addresses.ts).
+ */
+export function normaliseSend(input: SendEmailInput, now: Date, parsed?: ParsedMailboxes): NormalisedSend {
   if (input.from === undefined || input.from === null) throw missingField('from');
   if (input.to === undefined || input.to === null || (Array.isArray(input.to) && input.to.length === 0)) throw missingField('to');
   if (input.subject === undefined || input.subject === null) throw missingField('subject');
   checkListSizes(input);
-  const fromList = parseMailboxes('from', input.from);
+  const fromList = parseMailboxes('from', input.from, parsed);
   if (fromList.length !== 1) throw validationError(422, 'from', '`from` must be exactly one email address.');
   const to = parseMailboxes('to', input.to);
   const cc = parseMailboxes('cc', input.cc);
@@ -41,7 +44,7 @@ export function normaliseSend(input: SendEmailInput, now: Date): NormalisedSend 
   return {
     from: fromList[0]!,
     to, cc, bcc,
-    replyTo: parseMailboxes('reply_to', input.reply_to),
+    replyTo: parseMailboxes('reply_to', input.reply_to, parsed),
     recipients: distinctRecipients([['to', to], ['cc', cc], ['bcc', bcc]]),
     subject: input.subject,
     html: isBlank(input.html) ? null : input.html!,

@@ -43,8 +43,8 @@ export function contactLinkTokens(box: SecretBox): ContactLinkTokens {
   const tag = (emailKey: string) => createHmac('sha256', key).update(emailKey, 'utf8').digest().subarray(0, TAG_BYTES);
   return {
     mint(teamId, contactId, emailKey, broadcastId) {
-      const parts = [uuidBytes(teamId), uuidBytes(contactId), tag(emailKey)];
-      if (broadcastId !== undefined) parts.push(uuidBytes(broadcastId));
+      const parts = [sharedIdBytes(teamId), uuidBytes(contactId), tag(emailKey)];
+      if (broadcastId !== undefined) parts.push(sharedIdBytes(broadcastId));
       return box.seal((broadcastId === undefined ? PREFIX : BROADCAST_PREFIX) + Buffer.concat(parts).toString('base64url'));
     },
     open(token) {
@@ -74,6 +74,20 @@ function unsealed(box: SecretBox, token: string): Buffer | undefined {
   if (length === 0) return undefined;
   const packed = Buffer.from(plain.slice(PREFIX.length), 'base64url');
   return packed.length === length ? packed : undefined;
+}
+
+// A campaign page mints a token per recipient with the same team and broadcast: their bytes are
+// read once and kept (a few ids at a time; Buffer.concat copies them, so they are never shared).
+const idBytesKept = new Map<string, Buffer>();
+
+function sharedIdBytes(id: string): Buffer {
+  let bytes = idBytesKept.get(id);
+  if (!bytes) {
+    if (idBytesKept.size >= 64) idBytesKept.clear();
+    bytes = uuidBytes(id);
+    idBytesKept.set(id, bytes);
+  }
+  return bytes;
 }
 
 function uuidBytes(id: string): Buffer {

@@ -4,7 +4,7 @@ import { paginate, type Page, type PageQuery } from '../sql/paginate.js';
 import type { BroadcastRecipientMarkRow, BroadcastRecipientRow, BroadcastRow, BroadcastStatus, RecipientMarkKind } from './broadcasts-tables.js';
 import type { TopicSubscription } from './contacts-tables.js';
 import type { RecipientState } from './emails-tables.js';
-import { rowChunks } from './emails.js';
+import { insertRows } from '../sql/chunked.js';
 
 /** Ids or keys in lists of at most 500 bound values per statement. */
 const inChunks = (values: readonly string[]): string[][] => {
@@ -120,7 +120,7 @@ export function broadcastsRepo(db: Db): BroadcastsRepo {
       .where('scheduled_at', '<=', now).orderBy('scheduled_at').limit(limit).execute(),
     inFlight: (limit) => db.selectFrom('broadcasts').selectAll().where('status', 'in', ['queued', 'sending']).orderBy('id').limit(limit).execute(),
     async insertRecipients(rows) {
-      for (const part of rowChunks([...rows])) await db.insertInto('broadcast_recipients').values(part).execute();
+      await insertRows(db, 'broadcast_recipients', rows);
     },
     async addCounts(id, sent, excluded, patch) {
       await db.updateTable('broadcasts').set({

@@ -1,94 +1,13 @@
-import { CompiledQuery, type Compilable, type Kysely } from 'kysely';
-import { shapedStatement, type Marker } from '../sql/compiled.js';
-import { rawRunnerOf } from '../sql/raw-sqlite.js';
+import type { Kysely } from 'kysely';
+import { runChunked, valuesOf } from '../sql/chunked.js';
+import { shapedStatement } from '../sql/compiled.js';
 import type { Db } from '../sql/db.js';
 import type {
   ConsentRecordRow, ContactPropertyValueRow, ContactRow, ContactTopicRow, PlatformEventRow,
 } from './contacts-tables.js';
 
-// The audience's writes for many contacts at once (contact imports): every statement covers a
-// chunk of rows and is compiled once per chunk size, so a batch of a thousand rows is a dozen
-// prepared statements rather than thousands of built ones. Chunk sizes are fixed (256, 64, 16,
-// 4, 1) so the number of distinct statements stays small whatever the batch sizes are; on SQLite
-// they run on the raw path of the write transaction (compiled.ts).
-
-const chunkSizes = [256, 64, 16, 4, 1] as const;
-
-/** `rows` cut into chunks of the fixed sizes, largest first. */
-function chunksOf<T>(rows: readonly T[]): T[][] {
-  const chunks: T[][] = [];
-  let at = 0;
-  for (const size of chunkSizes) {
-    while (rows.length - at >= size) {
-      chunks.push(rows.slice(at, at + size));
-      at += size;
-    }
-  }
-  return chunks;
-}
-
-type Build = (m: Marker, size: number) => Compilable<unknown>;
-
-/** A chunk statement compiled once: for each parameter, the row it comes from (-1: shared) and the field. */
-interface ChunkShape {
-  sql: string;
-  rowOf: number[];
-  fieldOf: string[];
-}
-
-const chunkShapes = new WeakMap<object, Map<string, ChunkShape>>();
-const markerPrefix = '\u0000svc-chunk:';
-
-/**
- * The statement for `size` rows of `key`, compiled with this database's dialect. Markers name a
- * row and a field (`3:email`, `-1:team_id` for a value shared by every row), so each run binds a
- * flat array in the statement's own order: no marker names built per value.
- */
-function chunkShape(db: Kysely<any>, key: string, size: number, build: Build): ChunkShape {
-  const adapter = db.getExecutor().adapter;
-  let byKey = chunkShapes.get(adapter);
-  if (!byKey) chunkShapes.set(adapter, (byKey = new Map()));
-  const name = `${key}.${size}`;
-  let shape = byKey.get(name);
-  if (!shape) {
-    const compiled = build((marker) => `${markerPrefix}${marker}`, size).compile();
-    const rowOf: number[] = [];
-    const fieldOf: string[] = [];
-    for (const p of compiled.parameters) {
-      if (typeof p !== 'string' || !p.startsWith(markerPrefix)) throw new Error(`contacts-batch: a parameter is not a marker (${compiled.sql})`);
-      const [row, field] = p.slice(markerPrefix.length).split(':') as [string, string];
-      rowOf.push(Number(row));
-      fieldOf.push(field);
-    }
-    shape = { sql: compiled.sql, rowOf, fieldOf };
-    byKey.set(name, shape);
-  }
-  return shape;
-}
-
-/** Runs a chunked statement over `rows` (objects whose fields the markers name); answers the rows it returned. */
-async function runChunked<T extends object>(
-  db: Kysely<any>, key: string, rows: readonly T[], build: Build, shared: Record<string, unknown> = {},
-): Promise<Record<string, unknown>[]> {
-  const found: Record<string, unknown>[] = [];
-  for (const chunk of chunksOf(rows)) {
-    const shape = chunkShape(db, key, chunk.length, build);
-    const parameters = new Array<unknown>(shape.rowOf.length);
-    for (let p = 0; p < parameters.length; p++) {
-      const row = shape.rowOf[p]!;
-      const value = row < 0 ? shared[shape.fieldOf[p]!] : (chunk[row] as Record<string, unknown>)[shape.fieldOf[p]!];
-      parameters[p] = value ?? null;
-    }
-    const raw = rawRunnerOf(db);
-    const result = raw ? raw(shape.sql, parameters) : await db.executeQuery(CompiledQuery.raw(shape.sql, parameters));
-    for (const row of result.rows) found.push(row as Record<string, unknown>);
-  }
-  return found;
-}
-
-/** Values of `columns` for `size` rows, each marker naming its row and column. */
-const valuesOf = (m: Marker, columns: readonly string[], size: number) =>
-  Array.from({ length: size }, (_, i) => Object.fromEntries(columns.map((c) => [c, m(`${i}:${c}`)])));
+// The audience's writes for many contacts at once (contact imports), in chunked statements
+// compiled once per chunk size (256, 64, 16, 4, 1 rows: sql/chunked.ts).
 
 const contactColumns = [
   'id', 'team_id', 'email', 'email_key', 'first_name', 'last_name', 'subscription_status', 'origin', 'created_at', 'updated_at',

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { insertRows } from '../sql/chunked.js';
 import { shapedStatement } from '../sql/compiled.js';
 import type { Db } from '../sql/db.js';
 import { likeOperator } from '../sql/dialect.js';
@@ -64,41 +65,13 @@ const listColumns = [
   'attachment_count', 'created_at', 'updated_at',
 ] as const;
 
-// Bound variables per multi-row INSERT: under SQLite's oldest default (999), so no count of rows
-// reaches "too many SQL variables" on any build, nor PostgreSQL's 65,535 parameters.
-const variablesPerStatement = 999;
-
-/** Rows in statements of at most `variablesPerStatement` bound values each. */
-export function rowChunks<T extends object>(rows: readonly T[]): T[][] {
-  if (rows.length === 0) return [];
-  const perRow = Math.max(1, Object.keys(rows[0]!).length);
-  const size = Math.max(1, Math.floor(variablesPerStatement / perRow));
-  const out: T[][] = [];
-  for (let i = 0; i < rows.length; i += size) out.push(rows.slice(i, i + size));
-  return out;
-}
-
-/**
- * `rowChunks` over rows grouped by their set of columns: a multi-row INSERT names its columns once,
- * and SQLite has no DEFAULT in VALUES for a row that lacks one (an email of a campaign carries
- * broadcast_id, one of the API does not).
- */
-function sameShapeChunks<T extends object>(rows: readonly T[]): T[][] {
-  const byShape = new Map<string, T[]>();
-  for (const row of rows) {
-    const shape = Object.keys(row).join(',');
-    const group = byShape.get(shape);
-    if (group) group.push(row);
-    else byShape.set(shape, [row]);
-  }
-  return [...byShape.values()].flatMap((group) => rowChunks(group));
-}
-
 export function emailsRepo(db: Db): EmailsRepo {
   async function insertAcceptedMany(accepted: readonly AcceptedEmail[]): Promise<void> {
-    for (const part of sameShapeChunks(accepted.map((a) => a.email))) await db.insertInto('emails').values(part).execute();
-    for (const part of rowChunks(accepted.flatMap((a) => a.recipients))) await db.insertInto('email_recipients').values(part).execute();
-    for (const part of rowChunks(accepted.flatMap((a) => a.tags))) await db.insertInto('email_tags').values(part).execute();
+    // Chunked statements compiled once (sql/chunked.ts): building a multi-row INSERT of a campaign
+    // page's 500 emails through the query builder cost a tenth of the fan-out's CPU.
+    await insertRows(db, 'emails', accepted.map((a) => a.email));
+    await insertRows(db, 'email_recipients', accepted.flatMap((a) => a.recipients));
+    await insertRows(db, 'email_tags', accepted.flatMap((a) => a.tags));
     for (const a of accepted) for (const part of a.attachments) await db.insertInto('email_attachments').values(part).execute();
   }
   return {
@@ -131,7 +104,9 @@ export function emailsRepo(db: Db): EmailsRepo {
     async bulkRecipients(teamId, contentHash, since) {
       const row = await db.selectFrom('emails').select(sql<number>`coalesce(sum(recipient_count), 0)`.as('n'))
         .where('team_id', '=', teamId).where('content_hash', '=', contentHash).where('created_at', '>=', since)
-        .where('has_unsubscribe', '=', 0).where('status', '!=', 'canceled').executeTakeFirst();
+        // A literal, not a bound value: the partial index emails_bulk_counted (migration 033) is
+        // used only when the query states its condition as written.
+        .where(sql<boolean>`has_unsubscribe = 0`).where('status', '!=', 'canceled').executeTakeFirst();
       return Number(row?.n ?? 0);
     },
     async bulkWarned(teamId, contentHash, day) {

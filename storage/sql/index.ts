@@ -2,6 +2,7 @@
 // and group commit, list pages, and SQLite's raw fast path.
 // Other rooms import this kind from here alone.
 export * from './checkpointer.js';
+export * from './chunked.js';
 export * from './compiled.js';
 export * from './db.js';
 export * from './dialect.js';
