@@ -10,7 +10,9 @@
 // The fake MX (test/helpers/fake-mx.ts, in this process) answers each message after
 // BENCH_REPLY_DELAY_MS (0): with a delay, a node is bound by its concurrency and the remote's
 // latency rather than by CPU, which is where a second node helps most.
-// Tuning (environment): BENCH_MESSAGES (5000), BENCH_CONCURRENCY (20 per node), BENCH_REPLY_DELAY_MS (0).
+// BENCH_ENGINE=sqlite: the same on SQLite, the nodes being processes on one data folder
+// (outbound_processes 2) instead of nodes with folders of their own on PostgreSQL.
+// Tuning (environment): BENCH_MESSAGES (5000), BENCH_CONCURRENCY (20 per node), BENCH_REPLY_DELAY_MS (0), BENCH_ENGINE (postgres).
 import { availableParallelism, cpus } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { redisKeys } from '../storage/redis/index.js';
@@ -19,6 +21,7 @@ import { startScaleRig, type OutboundNode } from '../test/helpers/scale-out-rig.
 const MESSAGES = intFromEnv('BENCH_MESSAGES', 5000);
 const CONCURRENCY = intFromEnv('BENCH_CONCURRENCY', 20);
 const REPLY_DELAY_MS = intFromEnv('BENCH_REPLY_DELAY_MS', 0, true);
+const ENGINE = process.env.BENCH_ENGINE === 'sqlite' ? 'sqlite' : 'postgres';
 
 function intFromEnv(name: string, fallback: number, zeroOk = false): number {
   const v = Number(process.env[name]);
@@ -36,7 +39,7 @@ async function until(what: string, check: () => Promise<boolean> | boolean, time
 }
 
 async function run(nodeCount: number): Promise<Run> {
-  const rig = await startScaleRig({ replyDelayMs: REPLY_DELAY_MS });
+  const rig = await startScaleRig({ replyDelayMs: REPLY_DELAY_MS, engine: ENGINE, places: 2 });
   try {
     await rig.accept(MESSAGES);
     // Held while the nodes start, so every node meets the whole queue at the same moment.
@@ -68,7 +71,7 @@ async function run(nodeCount: number): Promise<Run> {
 }
 
 const cores = `${availableParallelism()} cores available (${cpus().length} CPUs, ${cpus()[0]?.model ?? 'unknown'})`;
-console.log(`scale-out: ${MESSAGES} messages, concurrency ${CONCURRENCY} per node, MX reply delay ${REPLY_DELAY_MS} ms; ${cores}`);
+console.log(`scale-out on ${ENGINE}: ${MESSAGES} messages, concurrency ${CONCURRENCY} per node, MX reply delay ${REPLY_DELAY_MS} ms; ${cores}`);
 const results: Run[] = [];
 for (const n of [1, 2]) {
   const r = await run(n);

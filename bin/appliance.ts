@@ -169,23 +169,30 @@ function effectiveMailHostname(config: Config, system: string): string {
  */
 function lockFolder(config: Config, options: StartOptions) {
   const regions = options.roles.includes('outbound') ? servedRegions(config) : [];
-  const names = options.roles.flatMap((role) => (role === 'outbound' ? regions.map((r) => `outbound-${r}`) : [role]));
+  const names: (string | string[])[] = options.roles.flatMap((role) => (role === 'outbound' ? regions.map((r) => outboundPlaces(r, config.outbound_processes)) : [role]));
   if (!config.redis_url) names.push('redis');
   try {
     return lockDataFolder(config.data_dir, names, { roles: options.roles, regions, version: options.version });
   } catch (err) {
-    if (err instanceof FolderInUseError) throw new Error(inUse(err.dataDir, err.holder));
+    if (err instanceof FolderInUseError) throw new Error(inUse(err.dataDir, err.holder, config.outbound_processes));
     throw err;
   }
 }
 
-function inUse(dataDir: string, holder: LockHolder): string {
+/** A region's outbound places on the folder: `outbound-<region>`, then `outbound-<region>-2` … up to outbound_processes. */
+const outboundPlaces = (region: string, processes: number) => Array.from({ length: processes }, (_, i) => (i === 0 ? `outbound-${region}` : `outbound-${region}-${i + 1}`));
+
+function inUse(dataDir: string, holder: LockHolder, processes: number): string {
   const who = `svc pid ${holder.pid} (roles ${holder.roles.join(', ')}, since ${holder.started_at})`;
   if (holder.name === 'redis') {
     return `data folder ${dataDir} is in use: ${who} runs its private Redis; stop that svc first, or give every process one Redis with SVC_REDIS_URL`;
   }
-  const what = holder.name.startsWith('outbound-') ? `the outbound role for ${holder.name.slice('outbound-'.length)}` : `the ${holder.name} role`;
-  return `data folder ${dataDir} is in use: ${who} already runs ${what} there; stop it first`;
+  if (holder.name.startsWith('outbound-')) {
+    const region = holder.regions.find((r) => holder.name === `outbound-${r}` || holder.name.startsWith(`outbound-${r}-`)) ?? holder.name.slice('outbound-'.length);
+    const all = processes === 1 ? 'outbound_processes is 1' : `all ${processes} places of outbound_processes are taken`;
+    return `data folder ${dataDir} is in use: ${who} already runs the outbound role for ${region} there (${all}); stop it first`;
+  }
+  return `data folder ${dataDir} is in use: ${who} already runs the ${holder.name} role there; stop it first`;
 }
 
 /** The listeners' own figures, read at scrape time. */

@@ -54,8 +54,12 @@ export interface FolderLock {
 const lockDir = (dataDir: string) => join(dataDir, 'locks');
 const lockPath = (dataDir: string, name: string) => join(lockDir(dataDir), `${name}.lock`);
 
-/** Takes every named lock, or none: the first one held by a live process throws FolderInUseError. */
-export function lockDataFolder(dataDir: string, names: readonly string[], owner: LockOwner): FolderLock {
+/**
+ * Takes every named lock, or none: the first one held by a live process throws FolderInUseError.
+ * A list of names is one lock of several places (the outbound processes a region may have on one
+ * folder): the first free place is taken, and only when every place is held does it throw.
+ */
+export function lockDataFolder(dataDir: string, names: readonly (string | readonly string[])[], owner: LockOwner): FolderLock {
   makePrivateDir(lockDir(dataDir));
   const mine = {
     pid: process.pid, start_ticks: startTicks(process.pid), started_at: new Date().toISOString(),
@@ -67,8 +71,8 @@ export function lockDataFolder(dataDir: string, names: readonly string[], owner:
     for (const name of taken.splice(0)) releaseOne(lockPath(dataDir, name), mine.token);
   };
   try {
-    for (const name of [...new Set(names)]) {
-      const stale = takeOne(dataDir, { name, ...mine });
+    for (const places of [...new Map(names.map((n) => [String(n), typeof n === 'string' ? [n] : n])).values()]) {
+      const { name, stale } = takeFirstFree(dataDir, mine, places);
       if (stale) replaced.push(stale);
       taken.push(name);
     }
@@ -89,6 +93,18 @@ export function lockHolders(dataDir: string): LockHolder[] {
     throw err;
   }
   return files.sort().map((f) => readHolder(join(lockDir(dataDir), f))).filter((h): h is LockHolder => h !== undefined && isAlive(h));
+}
+
+/** The first of these places free (or held by a gone process); FolderInUseError naming the last holder when all are held. */
+function takeFirstFree(dataDir: string, mine: Omit<LockHolder, 'name'>, places: readonly string[]): { name: string; stale?: LockHolder } {
+  for (const [i, name] of places.entries()) {
+    try {
+      return { name, stale: takeOne(dataDir, { name, ...mine }) };
+    } catch (err) {
+      if (!(err instanceof FolderInUseError) || i === places.length - 1) throw err;
+    }
+  }
+  throw new Error('a lock needs at least one place');
 }
 
 /** Takes one lock; answers the gone holder whose lock it took over, if any. */

@@ -104,7 +104,7 @@ export function emailsRepo(db: Db): EmailsRepo {
     async bulkRecipients(teamId, contentHash, since) {
       const row = await db.selectFrom('emails').select(sql<number>`coalesce(sum(recipient_count), 0)`.as('n'))
         .where('team_id', '=', teamId).where('content_hash', '=', contentHash).where('created_at', '>=', since)
-        // A literal, not a bound value: the partial index emails_bulk_counted (migration 033) is
+        // A literal, not a bound value: the partial index emails_bulk_counted (migration 032) is
         // used only when the query states its condition as written.
         .where(sql<boolean>`has_unsubscribe = 0`).where('status', '!=', 'canceled').executeTakeFirst();
       return Number(row?.n ?? 0);

@@ -13,10 +13,12 @@ import { createTestDatabase, type TestDatabase } from './postgres.js';
 import { startTestRedis, type TestRedis } from './redis.js';
 import { verifyDomainThroughApi } from './sending.js';
 
-// Several outbound nodes on one PostgreSQL and one Redis (test/scale-out and bench/scale-out.ts):
-// an in-process API accepts the mail; each node is a `bin/svc start --role outbound` child with
-// a data folder of its own (sharing only the secret key, so it can open the domains' DKIM keys),
-// logging at info to a file of its own, so each node's attempts and node id can be read back.
+// Several outbound nodes on one database and one Redis (test/scale-out and bench/scale-out.ts):
+// an in-process API accepts the mail; each node is a `bin/svc start --role outbound` child logging
+// at info to a file of its own, so each node's attempts and node id can be read back. On
+// PostgreSQL each node has a data folder of its own (sharing only the secret key, so it can open
+// the domains' DKIM keys); on SQLite every node runs on the API's folder and its database file,
+// each in one of the region's places (`outbound_processes`).
 
 export interface NodeSettings {
   concurrency: number;
@@ -40,7 +42,7 @@ export interface OutboundNode {
 }
 
 export interface ScaleRig {
-  pg: TestDatabase;
+  pg?: TestDatabase;
   redis: TestRedis;
   dns: TestDnsServer;
   mx: FakeMx;
@@ -52,13 +54,22 @@ export interface ScaleRig {
   stop(): Promise<void>;
 }
 
-export async function startScaleRig(options: { replyDelayMs?: number } = {}): Promise<ScaleRig> {
-  const pg = await createTestDatabase();
+export interface ScaleRigOptions {
+  replyDelayMs?: number;
+  /** postgres (the default): nodes with folders of their own; sqlite: nodes on one folder. */
+  engine?: 'postgres' | 'sqlite';
+  /** outbound_processes of the nodes on SQLite (default 2). */
+  places?: number;
+}
+
+export async function startScaleRig(options: ScaleRigOptions = {}): Promise<ScaleRig> {
+  const sqlite = options.engine === 'sqlite';
+  const pg = sqlite ? undefined : await createTestDatabase();
   const redis = await startTestRedis();
   const dns = await mailZone(['inbox-one.net']);
   const mx = await startFakeMx({ replyDelayMs: options.replyDelayMs, keepRaw: false });
   const app = await startTestAppliance({
-    redis, roles: ['api'], databaseUrl: pg.url,
+    redis, roles: ['api'], ...(pg ? { databaseUrl: pg.url } : {}),
     env: { SVC_DNS_SERVERS: dns.address, SVC_DNS_CACHE_TTL_S: '0' },
   });
   const team = await app.newTeam('Scale');
@@ -70,10 +81,13 @@ export async function startScaleRig(options: { replyDelayMs?: number } = {}): Pr
   return {
     pg, redis, dns, mx, app, db,
     node(name, settings) {
-      const dataDir = mkdtempSync(join(tmpdir(), `svc-node-${name}-`));
-      folders.push(dataDir);
-      const node = outboundNode(name, dataDir, {
-        SVC_DATA_DIR: dataDir, SVC_DATABASE_URL: pg.url, SVC_REDIS_URL: redis.url, SVC_SECRET_KEY_FILE: join(app.config.data_dir, 'secret.key'),
+      const ownDir = mkdtempSync(join(tmpdir(), `svc-node-${name}-`));
+      folders.push(ownDir);
+      const shared: Record<string, string> = pg
+        ? { SVC_DATA_DIR: ownDir, SVC_DATABASE_URL: pg.url, SVC_SECRET_KEY_FILE: join(app.config.data_dir, 'secret.key') }
+        : { SVC_DATA_DIR: app.config.data_dir, SVC_OUTBOUND_PROCESSES: String(options.places ?? 2) };
+      const node = outboundNode(name, join(ownDir, 'outbound.log'), {
+        ...shared, SVC_REDIS_URL: redis.url,
         SVC_DNS_SERVERS: dns.address, SVC_DNS_CACHE_TTL_S: '0', SVC_OUTBOUND_PORT: String(mx.port), SVC_OUTBOUND_POLL_S: '1',
         SVC_OUTBOUND_LEASE_S: String(settings.leaseS), SVC_LOG_LEVEL: 'info',
         SVC_REGIONS: JSON.stringify({ 'us-east-1': { concurrency: settings.concurrency, per_domain_connections: settings.perDomainConnections } }),
@@ -110,14 +124,14 @@ export async function startScaleRig(options: { replyDelayMs?: number } = {}): Pr
       await mx.stop();
       await dns.stop();
       await redis.stop();
-      await pg.drop();
+      await pg?.drop();
       for (const dir of folders) rmSync(dir, { recursive: true, force: true });
     },
   };
 }
 
-function outboundNode(name: string, dataDir: string, env: Record<string, string>): OutboundNode {
-  const log = join(dataDir, 'outbound.log');
+function outboundNode(name: string, log: string, env: Record<string, string>): OutboundNode {
+  const dataDir = env.SVC_DATA_DIR!;
   const lines = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>) : []);
   const node: OutboundNode = {
     name, dataDir, log,

@@ -92,7 +92,7 @@ t.test('SQLite', async (t) => {
   t.teardown(() => database.close());
   await rowsStored(t, database);
 
-  await t.test('the bulk rule reads the partial index of emails without an unsubscribe link (migration 033)', async (t) => {
+  await t.test('the bulk rule reads the partial index of emails without an unsubscribe link (migration 032)', async (t) => {
     // The same conditions as repos/emails.ts bulkRecipients, has_unsubscribe as a literal.
     const plan = database.sqlite.prepare('explain query plan select coalesce(sum(recipient_count), 0) from emails where team_id = ? and ' +
       "content_hash = ? and created_at >= ? and has_unsubscribe = 0 and status != ?").all('team-1', 'h', at, 'canceled') as { detail: string }[];

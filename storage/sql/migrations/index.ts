@@ -25,7 +25,7 @@ import * as m028 from './028_work_claim_index.js';
 import * as m029 from './029_engagement.js';
 import * as m030 from './030_email_automation.js';
 import * as m031 from './031_property_values_clustered.js';
-import * as m033 from './033_emails_bulk_partial.js';
+import * as m032 from './032_emails_bulk_partial.js';
 
 // Numbered, applied in order at start. Written with Kysely's schema builder so the same
 // migrations run on SQLite and on PostgreSQL.
@@ -56,5 +56,5 @@ export const migrations: Record<string, Migration> = {
   '029_engagement': m029,
   '030_email_automation': m030,
   '031_property_values_clustered': m031,
-  '033_emails_bulk_partial': m033,
+  '032_emails_bulk_partial': m032,
 };
