@@ -104,7 +104,7 @@ export const schema = {
   broadcasts_page_size: { type: 'int', default: 500, min: 1, max: 5000, doc: 'Segment members a broadcast\'s fan-out turns into emails per committed step (durable work of the jobs role).' },
   work_lease_ms: { type: 'int', default: 60000, min: 1000, max: 600000, doc: 'How long a durable work item stays claimed without a committed step; a worker that died is replaced after this.' },
   work_poll_ms: { type: 'int', default: 1000, min: 10, max: 60000, doc: 'How often the jobs role looks for durable work that came due (parked items, lapsed leases); new work wakes it at once in its own process.' },
-  work_concurrency: { type: 'int', default: 32, min: 1, max: 256, doc: 'Durable work items (automation runs, contact import and broadcast steps) the jobs role works at once; each step commits on its own, and steps committing together share an fsync, so a crowd of runs waking at one time goes through faster.' },
+  work_concurrency: { type: 'int', default: 256, min: 1, max: 1024, doc: 'Durable work items (automation runs, contact import and broadcast steps) one claim of the jobs role takes; two claims are in flight at once, and the steps that finish together commit in one transaction, so a crowd of runs waking at one time costs a few transactions, not one each.' },
   metrics_rollup_batch_size: { type: 'int', default: 5000, min: 10, max: 100000, doc: 'Outbox events the metrics rollup reads and folds per transaction.' },
   metrics_query_catch_up_events: { type: 'int', default: 100000, min: 0, doc: 'Outbox events GET /emails/metrics may fold itself before answering, so figures are fresh (0: leave it to the jobs role).' },
 

@@ -3,9 +3,24 @@ import type { DurableWorker } from '../core/work/index.js';
 import { startLoop, type Loop } from './loop.js';
 
 /**
+ * Claims in flight at once. With one, the next claim waited for the last commit of the previous
+ * batch to reach the disk; with two, one batch is worked while the other's fsync runs (100,000
+ * automation runs woken at once: 12.3 s → 8.7-9.6 s). Claims never share an item: each takes only
+ * items without a live lease.
+ */
+const lanes = 2;
+
+/**
  * The durable worker's timer: runs what is due, again at once while there was work, otherwise
  * every `pollMs` (parked items wake at their due time, lapsed leases are taken again).
  */
 export function startWorkRunner(worker: DurableWorker, pollMs: number, logger: Logger): Loop {
-  return startLoop({ name: 'work-runner', idleMs: pollMs, logger, tick: async () => (await worker.runDue()) > 0 });
+  const loops = Array.from({ length: lanes }, (_, lane) => startLoop({
+    name: lane === 0 ? 'work-runner' : `work-runner-${lane + 1}`, idleMs: pollMs, logger,
+    tick: async () => (await worker.runDue()) > 0,
+  }));
+  return {
+    wake: () => loops.forEach((loop) => loop.wake()),
+    stop: async () => { await Promise.all(loops.map((loop) => loop.stop())); },
+  };
 }

@@ -1,6 +1,6 @@
 import type { Db } from '../../storage/sql/index.js';
 import { workRepo, type WorkAdvance, type WorkItemRow } from '../../storage/repos/index.js';
-import { inWriteTransaction } from '../../storage/sql/index.js';
+import { groupCommit, inRelaxedWriteTransaction } from '../../storage/sql/index.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
@@ -18,6 +18,10 @@ import type { StepResult, WorkHandler, WorkItem } from './types.js';
 // A step must therefore be small (well inside the lease) and put its effects in `write`; an
 // effect outside the database (mail, a webhook) is made durable as a row there and done by its
 // own path (the outbound queue, the webhook dispatcher), never from inside a step.
+// Steps of different items that finish together share one group-committed transaction: a crowd of
+// runs waking at one instant costs a few transactions, not one each. Each step's lease check is its
+// own, inside the shared transaction; one that lost its lease sinks the batch, whose steps are then
+// committed one by one (group-commit.ts), so it alone is refused.
 
 export interface DurableWorkerDeps {
   db: Db;
@@ -49,18 +53,20 @@ class LostLease extends Error {}
 
 /** Seconds before an item whose step threw is tried again. */
 const retryAfterErrorMs = 5_000;
+/** At most this many items' steps share a transaction (an import's or a fan-out's step is large). */
+const stepsPerTransaction = 256;
 
 export function durableWorker(deps: DurableWorkerDeps): DurableWorker {
-  const owner = `worker-${newId()}`;
   const handlers = new Map(deps.handlers.map((h) => [h.kind, h]));
   const kinds = [...handlers.keys()];
   const iso = (ms: number) => new Date(ms).toISOString();
+  const commits = groupCommit(deps.db, { maxBatch: stepsPerTransaction });
 
   async function commit(row: WorkItemRow, result: StepResult<unknown>): Promise<void> {
     const now = deps.clock.now().getTime();
     const patch = advanceFor(result, now, deps.leaseMs);
-    await inWriteTransaction(deps.db, async (trx) => {
-      if (!(await workRepo(trx).advance(row.id, owner, iso(now), patch))) throw new LostLease();
+    await commits.run(async (trx) => {
+      if (!(await workRepo(trx).advance(row.id, row.lease_owner!, iso(now), patch))) throw new LostLease();
       await result.write?.(trx);
     });
     result.afterCommit?.();
@@ -70,7 +76,8 @@ export function durableWorker(deps: DurableWorkerDeps): DurableWorker {
   async function turn(row: WorkItemRow): Promise<number> {
     const handler = handlers.get(row.kind)!;
     const item = toItem(row);
-    const log = deps.logger.child({ workId: row.id, kind: row.kind });
+    // Fields, not a child logger: most turns log nothing, and a child costs as much as a small step.
+    const ids = { workId: row.id, kind: row.kind };
     let steps = 0;
     try {
       for (;;) {
@@ -78,18 +85,18 @@ export function durableWorker(deps: DurableWorkerDeps): DurableWorker {
         const last = result.kind !== 'continue' || result.delayMs !== undefined || steps + 1 >= deps.stepsPerTurn;
         await commit(row, last && result.kind === 'continue' ? { ...result, delayMs: result.delayMs ?? 0 } : result);
         steps += 1;
-        if (result.kind === 'done') log.info({ steps: row.steps + steps }, 'work done');
-        if (result.kind === 'failed') log.warn({ steps: row.steps + steps, error: result.error }, 'work failed');
+        if (result.kind === 'done') deps.logger.info({ ...ids, steps: row.steps + steps }, 'work done');
+        if (result.kind === 'failed') deps.logger.warn({ ...ids, steps: row.steps + steps, error: result.error }, 'work failed');
         if (last) return steps;
         item.cursor = result.cursor;
         item.steps += 1;
       }
     } catch (err) {
       if (err instanceof LostLease) {
-        log.warn({ steps }, 'work lease lost: another owner or a cancel has it');
+        deps.logger.warn({ ...ids, steps }, 'work lease lost: another owner or a cancel has it');
         return steps;
       }
-      log.error({ err, steps }, 'work step failed; retried later');
+      deps.logger.error({ ...ids, err, steps }, 'work step failed; retried later');
       await release(row, retryAfterErrorMs, (err as Error).message).catch(() => undefined);
       return steps;
     }
@@ -97,7 +104,7 @@ export function durableWorker(deps: DurableWorkerDeps): DurableWorker {
 
   const release = (row: WorkItemRow, delayMs: number, error: string) => {
     const now = deps.clock.now().getTime();
-    return workRepo(deps.db).advance(row.id, owner, iso(now), { state: 'queued', lease_owner: null, lease_until: null, due_at: iso(now + delayMs), error });
+    return workRepo(deps.db).advance(row.id, row.lease_owner!, iso(now), { state: 'queued', lease_owner: null, lease_until: null, due_at: iso(now + delayMs), error });
   };
 
   return {
@@ -114,7 +121,12 @@ export function durableWorker(deps: DurableWorkerDeps): DurableWorker {
     },
     async runDue() {
       const now = deps.clock.now().getTime();
-      const claimed = await workRepo(deps.db).claim(kinds, iso(now), owner, iso(now + deps.leaseMs), deps.concurrency);
+      // Relaxed: a claim lost in a crash is a lease nobody holds, taken again once it lapses; and the
+      // claim's fsync would otherwise block the event loop (an autocommit's is synchronous).
+      // An owner per claim, not per process: the runner keeps two claims in flight, and a claim that
+      // takes an item whose lease lapsed mid-turn must fence out that turn's commits, its own lane's too.
+      const owner = `worker-${newId()}`;
+      const claimed = await inRelaxedWriteTransaction(deps.db, (trx) => workRepo(trx).claim(kinds, iso(now), owner, iso(now + deps.leaseMs), deps.concurrency));
       const steps = await Promise.all(claimed.map(turn));
       return steps.reduce((a, b) => a + b, 0);
     },

@@ -1,6 +1,7 @@
 import type { Db } from '../sql/db.js';
 import { sql } from 'kysely';
 import { isPostgres } from '../sql/dialect.js';
+import { shapedStatement } from '../sql/compiled.js';
 import { claimLeased } from '../sql/lease-claim.js';
 
 // The durable worker's rows (migrations 011, 028), claimed like every leased queue (sql/lease-claim.ts).
@@ -68,11 +69,15 @@ export function workRepo(db: Db): WorkRepo {
       return claimLeased<WorkItemRow>(db, { table: 'work_items', chosen, set, still: { column: 'state', values: claimable } });
     },
     async advance(id, owner, now, patch) {
-      const r = await db.updateTable('work_items')
-        .set((eb) => ({ ...patch, steps: eb('steps', '+', 1), updated_at: now }))
-        .where('id', '=', id).where('lease_owner', '=', owner).where('state', '=', 'running').where('lease_until', '>=', now)
-        .executeTakeFirst();
-      return r.numUpdatedRows > 0n;
+      // Every step of every item runs one: compiled once per shape (the columns it moves). As
+      // Kysely does, a column whose value is undefined is left as it is.
+      const columns = (Object.keys(patch) as (keyof WorkAdvance)[]).filter((c) => patch[c] !== undefined).sort();
+      const update = shapedStatement(db, `work.advance|${columns.join(',')}`, (m) => db.updateTable('work_items')
+        .set({ ...Object.fromEntries(columns.map((c) => [c, m(c)])), steps: sql<number>`steps + 1`, updated_at: m('now') })
+        .where('id', '=', m('id')).where('lease_owner', '=', m('owner')).where('state', '=', m('running') as WorkState).where('lease_until', '>=', m('now')));
+      const values: Record<string, unknown> = { id, owner, now, running: 'running' };
+      for (const c of columns) values[c] = patch[c];
+      return ((await update(db, values)).numAffectedRows ?? 0n) > 0n;
     },
     async cancel(id, now) {
       const r = await db.updateTable('work_items').set({ state: 'canceled', lease_owner: null, lease_until: null, updated_at: now })

@@ -37,6 +37,9 @@ function spawnJobs(): ChildProcess {
     PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SVC_MAIL_HOSTNAME: 'mta.svc-test.net',
     SVC_DATA_DIR: app.config.data_dir, SVC_REDIS_URL: redis.url, SVC_DNS_SERVERS: dns.address, SVC_DNS_CACHE_TTL_S: '0',
     SVC_WORK_POLL_MS: '50', SVC_WORK_LEASE_MS: '2000', SVC_LOG_LEVEL: 'error',
+    // Two runs a claim (two claims in flight, their steps sharing transactions): small enough that
+    // the sends advance a few at a time, so each kill lands mid-graph rather than after the lot.
+    SVC_WORK_CONCURRENCY: '2',
   };
   return spawn(svcBin, ['start', '--role', 'jobs'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
 }

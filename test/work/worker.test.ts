@@ -19,15 +19,18 @@ const dir = mkdtempSync(join(tmpdir(), 'svc-work-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const silent = pino({ level: 'silent' });
 
-/** Counts to payload.total, one outbox row per step; `gate` can hold a step (to race another owner). */
-function counter(gate?: { held: Promise<void> }): WorkHandler<{ total: number; wait?: number }, number> {
+/**
+ * Counts to payload.total, one outbox row per step; `gate` can hold a step (to race another owner).
+ * With `distinctRows`, a step committed twice writes two rows instead of failing on the second.
+ */
+function counter(gate?: { held: Promise<void> }, distinctRows = false): WorkHandler<{ total: number; wait?: number }, number> {
   return {
     kind: 'count',
     async step(item) {
       const n = item.cursor ?? 0;
       if (gate) await gate.held;
       const write = async (trx: Db) => eventsRepo(trx).insert({
-        id: `${item.id}.${n}`, team_id: 'work-test', type: 'test.counted', created_at: new Date().toISOString(), data: JSON.stringify({ item: item.key, n }),
+        id: distinctRows ? `${item.id}.${n}.${Math.random()}` : `${item.id}.${n}`, team_id: 'work-test', type: 'test.counted', created_at: new Date().toISOString(), data: JSON.stringify({ item: item.key, n }),
       });
       if (item.payload.wait !== undefined && n === 1) return { kind: 'continue', cursor: n + 1, write, delayMs: item.payload.wait };
       return n + 1 >= item.payload.total ? { kind: 'done', cursor: n + 1, write } : { kind: 'continue', cursor: n + 1, write };
@@ -86,6 +89,25 @@ async function suite(t: Test, name: string, open: () => Promise<Database>) {
     while ((await slow.runDue()) + (await fast.runDue()) > 0);
     t.same(await counted(db, 'raced'), range(3), 'every step once, whoever held the lease');
     t.match(await workRepo(db).byId(item.id), { state: 'done' });
+  });
+
+  t.test(`${name}: a worker's second claim of a lapsed item fences its own first turn`, async (t) => {
+    // The jobs role keeps two claims of one worker in flight: the owner is the claim's, not the process's.
+    let open!: () => void;
+    const gate = { held: new Promise<void>((r) => { open = r; }) };
+    const w = worker(counter(gate, true), 1_000);
+    const item = await w.enqueue('count', 'self-raced', { total: 3 });
+    const staleTurn = w.runDue();
+    await waitFor('the first claim', async () => (await workRepo(db).byId(item.id))?.state === 'running');
+    const firstLease = (await workRepo(db).byId(item.id))!.lease_until;
+    clock.advance(1_001);
+    const secondTurn = w.runDue();
+    await waitFor('the second claim', async () => (await workRepo(db).byId(item.id))?.lease_until !== firstLease);
+    open();
+    t.equal(await staleTurn, 0, 'the first turn committed nothing');
+    await secondTurn;
+    while ((await w.runDue()) > 0);
+    t.same(await counted(db, 'self-raced'), range(3), 'every step once');
   });
 
   t.test(`${name}: a cancel stops the owner at its next step`, async (t) => {
