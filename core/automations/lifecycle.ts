@@ -52,20 +52,36 @@ export async function cancelRuns(trx: Db, runIds: readonly string[], now: Date, 
   return cancelled;
 }
 
-/** Immutable versions' graphs, read once per process (with `db`: a transaction's inside one). */
+/**
+ * Immutable versions' graphs, read once per process (with `db`: a transaction's inside one). A
+ * crowd of runs of one version woken together waits on its one read.
+ */
 export function graphCache() {
   const cache = new Map<string, Graph>();
+  const reading = new Map<string, { db: Db; graph: Promise<Graph> }>();
+  const read = async (db: Db, automationId: string, version: number): Promise<Graph> => {
+    const row = await automationsRepo(db).version(automationId, version);
+    if (!row) throw new Error(`automations: version ${version} of ${automationId} is missing`);
+    return graphOf(JSON.parse(row.steps) as Step[], JSON.parse(row.connections) as Connection[]);
+  };
   return {
     async of(db: Db, automationId: string, version: number): Promise<Graph> {
       const key = `${automationId}:${version}`;
       const known = cache.get(key);
       if (known) return known;
-      const row = await automationsRepo(db).version(automationId, version);
-      if (!row) throw new Error(`automations: version ${version} of ${automationId} is missing`);
-      const graph = graphOf(JSON.parse(row.steps) as Step[], JSON.parse(row.connections) as Connection[]);
-      if (cache.size > 2_000) cache.clear();
-      cache.set(key, graph);
-      return graph;
+      // Shared only on the same handle: a transaction's read may see a version not yet committed.
+      const inFlight = reading.get(key);
+      if (inFlight?.db === db) return inFlight.graph;
+      const graph = read(db, automationId, version);
+      reading.set(key, { db, graph });
+      try {
+        const value = await graph;
+        if (cache.size > 2_000) cache.clear();
+        cache.set(key, value);
+        return value;
+      } finally {
+        if (reading.get(key)?.graph === graph) reading.delete(key);
+      }
     },
   };
 }

@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js';
 import type { ContactWritesIn } from '../contacts/index.js';
 import type { Logger } from '../logger.js';
 import type { StepResult, StepWrite, WorkHandler, WorkItem } from '../work/index.js';
+import { runReader } from './run-reader.js';
 import { finishRun, RUN_WORK_KIND, startRun, type GraphCache, type RunPayload } from './lifecycle.js';
 import type { Graph, Step } from './graph.js';
 import type { TemplateSender } from './ports.js';
@@ -31,10 +32,11 @@ export interface RunCursor {
 }
 
 export function automationRunWork(deps: RunnerDeps): WorkHandler<RunPayload, RunCursor> {
+  const runById = runReader(deps.db);
   return {
     kind: RUN_WORK_KIND,
     async step(item: WorkItem<RunPayload, RunCursor>): Promise<StepResult<RunCursor>> {
-      const run = await automationsRepo(deps.db).runById(item.payload.run_id);
+      const run = await runById(item.payload.run_id);
       // Cancelled (stop, delete, an exit event) or gone: nothing more to do.
       if (!run || run.status !== 'running') return { kind: 'done' };
       const graph = await deps.graphs.of(deps.db, run.automation_id, run.version);
@@ -61,7 +63,7 @@ function begin(deps: RunnerDeps, run: AutomationRunRow, graph: Graph): StepResul
 
 function settle(deps: RunnerDeps, run: AutomationRunRow, graph: Graph, step: Step, outcome: Outcome): StepResult<RunCursor> {
   const now = deps.clock.now();
-  const log = deps.logger.child({ runId: run.id, automationId: run.automation_id, step: step.key });
+  const ids = { runId: run.id, automationId: run.automation_id, step: step.key };
   switch (outcome.kind) {
     case 'park':
       return {
@@ -69,7 +71,7 @@ function settle(deps: RunnerDeps, run: AutomationRunRow, graph: Graph, step: Ste
         write: outcome.first ? (trx) => record(trx, run, step, 'waiting', now, { until: outcome.wakeAt.toISOString() }) : undefined,
       };
     case 'failed': {
-      log.warn({ error: outcome.error }, 'automation run failed');
+      deps.logger.warn({ ...ids, error: outcome.error }, 'automation run failed');
       return {
         kind: 'failed', error: String(outcome.error.message ?? outcome.error.name),
         write: async (trx) => {
@@ -89,7 +91,7 @@ function settle(deps: RunnerDeps, run: AutomationRunRow, graph: Graph, step: Ste
           return;
         }
         await record(trx, run, step, 'completed', now, outcome.output ?? null);
-        if (next === null && (await finishRun(trx, run, 'completed', now))) log.info({ contactId: run.contact_id }, 'automation run completed');
+        if (next === null && (await finishRun(trx, run, 'completed', now))) deps.logger.info({ ...ids, contactId: run.contact_id }, 'automation run completed');
       };
       const afterCommit = outcome.afterCommit;
       return next === null ? { kind: 'done', write, afterCommit } : { kind: 'continue', cursor: { at: next }, write, afterCommit };

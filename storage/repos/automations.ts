@@ -37,6 +37,7 @@ export interface AutomationsRepo {
   /** When the contact last entered the automation. */
   lastEntry(teamId: string, automationId: string, contactId: string): Promise<string | undefined>;
   runById(id: string): Promise<AutomationRunRow | undefined>;
+  runsByIds(ids: readonly string[]): Promise<AutomationRunRow[]>;
   run(teamId: string, automationId: string, runId: string): Promise<AutomationRunRow | undefined>;
   listRuns(teamId: string, automationId: string, statuses: readonly RunStatus[] | undefined, page: PageQuery): Promise<Page<AutomationRunRow>>;
   /** Ids of the automation's running runs. */
@@ -108,7 +109,12 @@ export function automationsRepo(db: Db): AutomationsRepo {
         .where('automation_id', '=', automationId).orderBy('created_at', 'desc').limit(1).executeTakeFirst();
       return row?.created_at;
     },
-    runById: (id) => db.selectFrom('automation_runs').selectAll().where('id', '=', id).executeTakeFirst(),
+    // The runner reads, records and finishes a run at every step: these three are compiled once.
+    async runById(id) {
+      const select = shapedStatement(db, 'automations.runById', (m) => db.selectFrom('automation_runs').selectAll().where('id', '=', m('id')));
+      return (await select(db, { id })).rows[0] as AutomationRunRow | undefined;
+    },
+    runsByIds: async (ids) => (ids.length === 0 ? [] : db.selectFrom('automation_runs').selectAll().where('id', 'in', [...ids]).execute()),
     run: (teamId, automationId, runId) => db.selectFrom('automation_runs').selectAll()
       .where('team_id', '=', teamId).where('automation_id', '=', automationId).where('id', '=', runId).executeTakeFirst(),
     listRuns(teamId, automationId, statuses, page) {
@@ -119,17 +125,25 @@ export function automationsRepo(db: Db): AutomationsRepo {
     runningRunIds: async (automationId) => (await db.selectFrom('automation_runs').select('id')
       .where('automation_id', '=', automationId).where('status', '=', 'running').execute()).map((r) => r.id),
     async finishRun(id, change) {
-      const r = await db.updateTable('automation_runs').set(change).where('id', '=', id).where('status', '=', 'running').executeTakeFirst();
-      return r.numUpdatedRows > 0n;
+      const columns = (Object.keys(change) as (keyof RunChange)[]).filter((c) => change[c] !== undefined).sort();
+      const update = shapedStatement(db, `automations.finishRun|${columns.join(',')}`, (m) => db.updateTable('automation_runs')
+        .set(Object.fromEntries(columns.map((c) => [c, m(c)]))).where('id', '=', m('id')).where('status', '=', m('running') as RunStatus));
+      const values: Record<string, unknown> = { id, running: 'running' };
+      for (const c of columns) values[c] = change[c];
+      return ((await update(db, values)).numAffectedRows ?? 0n) > 0n;
     },
     async setRun(id, change) {
       await db.updateTable('automation_runs').set(change).where('id', '=', id).execute();
     },
     runSteps: (runId) => db.selectFrom('automation_run_steps').selectAll().where('run_id', '=', runId).execute(),
     async putRunStep(row) {
-      await db.insertInto('automation_run_steps').values(row).onConflict((oc) => oc.columns(['run_id', 'step_key']).doUpdateSet({
-        status: row.status, output: row.output, error: row.error, completed_at: row.completed_at,
-      })).execute();
+      const columns = Object.keys(row) as (keyof AutomationRunStepRow)[];
+      const upsert = shapedStatement(db, `automations.putRunStep|${columns.join(',')}`, (m) => db.insertInto('automation_run_steps')
+        .values(Object.fromEntries(columns.map((c) => [c, m(c)])) as unknown as AutomationRunStepRow)
+        .onConflict((oc) => oc.columns(['run_id', 'step_key']).doUpdateSet((eb) => ({
+          status: eb.ref('excluded.status'), output: eb.ref('excluded.output'), error: eb.ref('excluded.error'), completed_at: eb.ref('excluded.completed_at'),
+        }))));
+      await upsert(db, row as unknown as Record<string, unknown>);
     },
     platformEvents(afterId, beforeId, limit) {
       let q = db.selectFrom('platform_events').selectAll().where('id', '<', beforeId);
