@@ -16,7 +16,7 @@
 // BENCH_WAKE_RUNS (100000), BENCH_JOBS_NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`: the
 // jobs process), BENCH_JOBS_ENV (JSON of extra `SVC_*` settings for it, e.g.
 // `{"SVC_WORK_CONCURRENCY":"4"}`), BENCH_PROFILE_DIR (a CPU profile of this process over each
-// measured svc load: the API's side alone).
+// measured svc load: the API's side alone), BENCH_PHASES (accept,latency,wake: those to run).
 // `--quick`: one round, 200 latency events, 10,000 parked runs.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -45,6 +45,7 @@ const LATENCY_EVENTS = intFromEnv('BENCH_LATENCY_EVENTS', quick ? 200 : 1000);
 const LATENCY_RATE = intFromEnv('BENCH_LATENCY_RATE', 200);
 const WAKE_RUNS = intFromEnv('BENCH_WAKE_RUNS', quick ? 10_000 : 100_000);
 const CONTACTS = 200;
+const PHASES = new Set((process.env.BENCH_PHASES ?? 'accept,latency,wake').split(',').map((p) => p.trim()));
 const TARGET_EVENTS_PER_S = 2_000;
 const TARGET_WAKE_P99_MS = 5_000;
 
@@ -280,12 +281,12 @@ async function main(): Promise<number> {
   let jobs: ChildProcess | undefined;
   try {
     console.log(`automations bench, node ${process.version}, sqlite ${bench.svc.config.sqlite_synchronous}${quick ? ' (--quick)' : ''}`);
-    await acceptPhase(bench);
+    if (PHASES.has('accept')) await acceptPhase(bench);
     const spawnedAt = new Date().toISOString();
     jobs = spawnJobs(bench);
     await jobsReady(bench, spawnedAt);
-    await latencyPhase(bench);
-    await wakePhase(bench);
+    if (PHASES.has('latency')) await latencyPhase(bench);
+    if (PHASES.has('wake')) await wakePhase(bench);
     return 0;
   } finally {
     if (jobs) {
