@@ -50,7 +50,7 @@ export function enroller(deps: EnrolDeps) {
         error: null, created_at: at, started_at: null, completed_at: null,
       });
       if (!inserted) continue;
-      await workRepo(trx).enqueue({ id: newId(), kind: RUN_WORK_KIND, key: runId, team_id: event.teamId, payload: JSON.stringify({ run_id: runId }), due_at: at, created_at: at });
+      await workRepo(trx).add({ id: newId(), kind: RUN_WORK_KIND, key: runId, team_id: event.teamId, payload: JSON.stringify({ run_id: runId }), due_at: at, created_at: at });
       deps.logger.info({ runId, automationId: automation.id, contactId: event.contactId, event: event.name }, 'automation run enrolled');
       started++;
     }

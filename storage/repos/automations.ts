@@ -78,8 +78,12 @@ export function automationsRepo(db: Db): AutomationsRepo {
     },
     version: (automationId, version) => db.selectFrom('automation_versions').selectAll()
       .where('automation_id', '=', automationId).where('version', '=', version).executeTakeFirst(),
-    enabledByTrigger: (teamId, eventName) => live().where('team_id', '=', teamId).where('trigger_event', '=', eventName)
-      .where('status', '=', 'enabled').orderBy('id').execute(),
+    // This, runsExitingOn and insertRunIfNew run for every event sent: compiled once.
+    async enabledByTrigger(teamId, eventName) {
+      const select = shapedStatement(db, 'automations.enabledByTrigger', (m) => live().where('team_id', '=', m('team')).where('trigger_event', '=', m('event'))
+        .where('status', '=', m('enabled') as 'enabled').orderBy('id'));
+      return (await select(db, { team: teamId, event: eventName, enabled: 'enabled' })).rows as AutomationRow[];
+    },
     async enabledTriggersWithPrefix(teamId, prefix) {
       // Compiled once: the delivery recorder asks it once per transaction.
       const statement = shapedStatement(db, 'automations.enabledTriggersWithPrefix', (m) => db.selectFrom('automations').select('trigger_event').distinct()
@@ -95,14 +99,19 @@ export function automationsRepo(db: Db): AutomationsRepo {
         .where('event_name', '=', eventName).limit(1).executeTakeFirst();
       return exit !== undefined;
     },
-    runsExitingOn: (teamId, contactId, eventName) => db.selectFrom('automation_runs as r')
-      .innerJoin('automation_exit_events as x', (j) => j.onRef('x.automation_id', '=', 'r.automation_id').onRef('x.version', '=', 'r.version'))
-      .selectAll('r').where('r.team_id', '=', teamId).where('r.contact_id', '=', contactId).where('r.status', '=', 'running')
-      .where('x.event_name', '=', eventName).execute(),
+    async runsExitingOn(teamId, contactId, eventName) {
+      const select = shapedStatement(db, 'automations.runsExitingOn', (m) => db.selectFrom('automation_runs as r')
+        .innerJoin('automation_exit_events as x', (j) => j.onRef('x.automation_id', '=', 'r.automation_id').onRef('x.version', '=', 'r.version'))
+        .selectAll('r').where('r.team_id', '=', m('team')).where('r.contact_id', '=', m('contact')).where('r.status', '=', m('running') as RunStatus)
+        .where('x.event_name', '=', m('event')));
+      return (await select(db, { team: teamId, contact: contactId, running: 'running', event: eventName })).rows as AutomationRunRow[];
+    },
     async insertRunIfNew(row) {
-      const r = await db.insertInto('automation_runs').values(row)
-        .onConflict((oc) => oc.columns(['automation_id', 'source_event_id', 'contact_id']).doNothing()).executeTakeFirst();
-      return (r.numInsertedOrUpdatedRows ?? 0n) > 0n;
+      const columns = Object.keys(row) as (keyof AutomationRunRow)[];
+      const insert = shapedStatement(db, `automations.insertRunIfNew|${columns.join(',')}`, (m) => db.insertInto('automation_runs')
+        .values(Object.fromEntries(columns.map((c) => [c, m(c)])) as unknown as AutomationRunRow)
+        .onConflict((oc) => oc.columns(['automation_id', 'source_event_id', 'contact_id']).doNothing()));
+      return ((await insert(db, row as unknown as Record<string, unknown>)).numAffectedRows ?? 0n) > 0n;
     },
     async lastEntry(teamId, automationId, contactId) {
       const row = await db.selectFrom('automation_runs').select('created_at').where('team_id', '=', teamId).where('contact_id', '=', contactId)

@@ -42,10 +42,15 @@ export interface ContactsRepo {
 
 export function contactsRepo(db: Db): ContactsRepo {
   return {
-    byId: (teamId, id) =>
-      db.selectFrom('contacts').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),
-    byEmailKey: (teamId, emailKey) =>
-      db.selectFrom('contacts').selectAll().where('team_id', '=', teamId).where('email_key', '=', emailKey).executeTakeFirst(),
+    // Compiled once: every event sent and every automation step looks a contact up.
+    async byId(teamId, id) {
+      const select = shapedStatement(db, 'contacts.byId', (m) => db.selectFrom('contacts').selectAll().where('team_id', '=', m('team')).where('id', '=', m('id')));
+      return (await select(db, { team: teamId, id })).rows[0] as ContactRow | undefined;
+    },
+    async byEmailKey(teamId, emailKey) {
+      const select = shapedStatement(db, 'contacts.byEmailKey', (m) => db.selectFrom('contacts').selectAll().where('team_id', '=', m('team')).where('email_key', '=', m('key')));
+      return (await select(db, { team: teamId, key: emailKey })).rows[0] as ContactRow | undefined;
+    },
     idsByEmailKeys: async (teamId, emailKeys) => emailKeys.length === 0 ? [] : db.selectFrom('contacts').select(['id', 'email_key'])
       .where('team_id', '=', teamId).where('email_key', 'in', [...emailKeys]).execute(),
     async insertIfAbsent(row) {

@@ -1,3 +1,4 @@
+import { shapedStatement } from '../sql/compiled.js';
 import type { Db } from '../sql/db.js';
 import { containsPattern, paginate, type Page, type PageQuery } from '../sql/paginate.js';
 import type { CustomEventRow, EventDefinitionRow } from './automations-tables.js';
@@ -25,7 +26,11 @@ export function eventDefinitionsRepo(db: Db): EventDefinitionsRepo {
       return (r.numInsertedOrUpdatedRows ?? 0n) > 0n;
     },
     byId: (teamId, id) => live().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),
-    byName: (teamId, name) => live().where('team_id', '=', teamId).where('name', '=', name).executeTakeFirst(),
+    // Compiled once: every event sent names its definition.
+    async byName(teamId, name) {
+      const select = shapedStatement(db, 'event_definitions.byName', (m) => live().where('team_id', '=', m('team')).where('name', '=', m('name')));
+      return (await select(db, { team: teamId, name })).rows[0] as EventDefinitionRow | undefined;
+    },
     byNames: async (teamId, names) => names.length === 0 ? [] : live().where('team_id', '=', teamId).where('name', 'in', [...names]).execute(),
     list(teamId, search, page) {
       let q = live().where('team_id', '=', teamId);
@@ -59,7 +64,10 @@ export function customEventsRepo(db: Db): CustomEventsRepo {
   return {
     async insertIfNew(row) {
       if (row.idempotency_key === null) {
-        await db.insertInto('custom_events').values(row).execute();
+        const columns = Object.keys(row) as (keyof CustomEventRow)[];
+        const insert = shapedStatement(db, `custom_events.insert|${columns.join(',')}`, (m) => db.insertInto('custom_events')
+          .values(Object.fromEntries(columns.map((c) => [c, m(c)])) as unknown as CustomEventRow));
+        await insert(db, row as unknown as Record<string, unknown>);
         return true;
       }
       const r = await db.insertInto('custom_events').values(row)

@@ -33,6 +33,8 @@ export type WorkAdvance = Partial<Pick<WorkItemRow, 'state' | 'due_at' | 'cursor
 export interface WorkRepo {
   /** Adds an item, or answers the one already there for (kind, key). */
   enqueue(item: NewWorkItem): Promise<WorkItemRow>;
+  /** Adds an item unless one is there for (kind, key); answers nothing (no read back). */
+  add(item: NewWorkItem): Promise<void>;
   byId(id: string): Promise<WorkItemRow | undefined>;
   byKey(kind: string, key: string): Promise<WorkItemRow | undefined>;
   /** Claims up to `limit` due items of these kinds, or items whose owner's lease lapsed. */
@@ -52,6 +54,14 @@ export function workRepo(db: Db): WorkRepo {
         .values({ ...item, state: 'queued', steps: 0, cursor: null, error: null, lease_owner: null, lease_until: null, updated_at: item.created_at })
         .onConflict((oc) => oc.columns(['kind', 'key']).doNothing()).execute();
       return (await db.selectFrom('work_items').selectAll().where('kind', '=', item.kind).where('key', '=', item.key).executeTakeFirstOrThrow());
+    },
+    async add(item) {
+      // Compiled once: every run enrolled adds one.
+      const insert = shapedStatement(db, 'work.add', (m) => db.insertInto('work_items').values({
+        id: m('id'), kind: m('kind'), key: m('key'), team_id: m('team_id'), payload: m('payload'), due_at: m('due_at'), created_at: m('created_at'),
+        updated_at: m('created_at'), state: m('queued') as WorkState, steps: sql<number>`0`, cursor: sql<null>`null`, error: sql<null>`null`, lease_owner: sql<null>`null`, lease_until: sql<null>`null`,
+      }).onConflict((oc) => oc.columns(['kind', 'key']).doNothing()));
+      await insert(db, { ...item, queued: 'queued' });
     },
     byId: (id) => db.selectFrom('work_items').selectAll().where('id', '=', id).executeTakeFirst(),
     byKey: (kind, key) => db.selectFrom('work_items').selectAll().where('kind', '=', kind).where('key', '=', key).executeTakeFirst(),
