@@ -28,6 +28,8 @@ export interface CampaignsInput {
   contactLimit: ContactLimitOf;
   /** Published templates, rendered per contact for send_email steps. */
   templateSends: TemplateSends;
+  /** Tells the work runners, in whatever process, that runs were enrolled. */
+  wakeWork: () => void;
 }
 
 export interface Campaigns {
@@ -51,7 +53,7 @@ export function campaignsArea(input: CampaignsInput): Campaigns {
   const enrol = enroller({ logger, graphs });
   return {
     services: {
-      events: eventsService({ db, clock, logger, enrol }),
+      events: eventsService({ db, clock, logger, enrol, wakeWork: input.wakeWork }),
       automations: automationsService({ db, clock, logger, templates, graphs }),
     },
     handlers: [

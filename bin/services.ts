@@ -23,7 +23,7 @@ import { regionDirectory, type RegionDirectory } from '../core/regions.js';
 import { regionNames } from '../core/regions.js';
 import { domainLookup, domainsService, type DomainLookup, type DomainsDeps } from '../core/domains/index.js';
 import { cachedResolver } from '../dns/cache.js';
-import { redisDnsCacheStore } from '../storage/redis/index.js';
+import { redisDnsCacheStore, workWakePublisher } from '../storage/redis/index.js';
 import { suppressionsRepo, suppressionsService, type SuppressionsRepo } from '../core/suppressions/index.js';
 import { sendingArea, type Sending } from './sending.js';
 import { receivingArea, type Receiving } from './receiving.js';
@@ -135,12 +135,13 @@ export function applianceServices(input: ServicesInput): Services {
     savedBlocks: savedBlocksService({ db: database.db, clock, logger }),
   };
   const broadcastTemplates = publishedTemplates(content.templateSends);
+  const wakeWork = workWakePublisher(redis);
   const campaigns = campaignsArea({
     config, db: database.db, clock, logger, emails: sending.emails, preferences: audience.preferences, consentHash, contactLimit,
-    templateSends: content.templateSends,
+    templateSends: content.templateSends, wakeWork,
   });
   const work = durableWorker({
-    db: database.db, clock, logger, leaseMs: config.work_lease_ms, concurrency: config.work_concurrency, stepsPerTurn: 50,
+    db: database.db, clock, logger, leaseMs: config.work_lease_ms, concurrency: config.work_concurrency, stepsPerTurn: 50, wake: wakeWork,
     handlers: [
       rollupWork(rollup, config.metrics_rollup_interval_ms),
       imports.handler,

@@ -17,6 +17,7 @@ import { teamRetentionWindows } from '../../core/team/index.js';
 import { pruneImportFilesJob } from '../../jobs/retention.js';
 import { tlsReportsJob } from '../../jobs/tls-reports.js';
 import { tlsReportSender } from '../tls-reports.js';
+import { subscribeWorkWake } from '../../storage/redis/index.js';
 import type { Services } from '../services.js';
 
 export interface JobsRole {
@@ -53,5 +54,7 @@ export async function startJobsRole(services: Services, config: Config, mailHost
   await services.areas.audience.contactImports.resumeUnfinished();
   await services.work.enqueue(PLATFORM_STREAM_WORK.kind, PLATFORM_STREAM_WORK.key, {});
   const work = startWorkRunner(services.work, config.work_poll_ms, services.logger);
-  return { name: 'jobs', scheduler, stop: async () => { await orphanSweep.stop(); await work.stop(); await webhookDispatch.stop(); await scheduler.stop(); tlsReports.close(); } };
+  // Work added by another process (an API enrolling runs) starts at once, not at the next poll.
+  const workWake = await subscribeWorkWake(services.redis, () => work.wake());
+  return { name: 'jobs', scheduler, stop: async () => { await workWake.stop(); await orphanSweep.stop(); await work.stop(); await webhookDispatch.stop(); await scheduler.stop(); tlsReports.close(); } };
 }

@@ -33,6 +33,8 @@ export interface EventsDeps {
   clock: Clock;
   logger: Logger;
   enrol: Enrol;
+  /** After the commit of a send that enrolled runs: the runner starts them at once, not at its next poll. */
+  wakeWork: () => void;
 }
 
 export interface EventDefinitionView {
@@ -108,6 +110,7 @@ export function eventsService(deps: EventsDeps) {
       const outcome = await commits.run((trx) => record(trx, teamId, checked, now));
       if ('refused' in outcome) throw outcome.refused;
       const enrolled = outcome.runs;
+      if (enrolled > 0) deps.wakeWork();
       deps.logger.info({ teamId, event: checked.name, runs: enrolled }, 'event accepted');
       return { object: 'event', event: checked.name };
     },

@@ -34,6 +34,8 @@ export interface DurableWorkerDeps {
   concurrency: number;
   /** Steps one item runs before it yields its place to other due items. */
   stepsPerTurn: number;
+  /** After an enqueue added an item: the runners, in whatever process, look at once. */
+  wake?: () => void;
 }
 
 export interface EnqueueOptions {
@@ -116,7 +118,10 @@ export function durableWorker(deps: DurableWorkerDeps): DurableWorker {
         id, kind, key, team_id: options.teamId ?? null, payload: JSON.stringify(payload),
         due_at: (options.dueAt ?? now).toISOString(), created_at: now.toISOString(),
       });
-      if (row.id === id) deps.logger.info({ workId: id, kind, key }, 'work enqueued');
+      if (row.id === id) {
+        deps.logger.info({ workId: id, kind, key }, 'work enqueued');
+        deps.wake?.();
+      }
       return row;
     },
     async runDue() {

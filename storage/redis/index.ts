@@ -1,5 +1,5 @@
 // storage/redis: Redis: the client, every key name, the rate-bucket script, job locks, the DNS cache store, the
-// outbound wake-up channel and destination slots, the attempt trace channel, and the private redis-server runner.
+// outbound and work wake-up channels and destination slots, the attempt trace channel, and the private redis-server runner.
 // Other rooms import this kind from here alone.
 export * from './attempt-trace.js';
 export * from './destination-slots.js';

@@ -13,6 +13,8 @@ export const redisKeys = {
   idempotencyInFlight: (teamId: string, keyDigest: string) => `${PREFIX}idem:${teamId}:${keyDigest}`,
   /** Pub/sub channel: mail is due now in this region's outbound queue. */
   outboundWake: (region: string) => `${PREFIX}outbound:wake:${region}`,
+  /** Pub/sub channel: durable work was added (runs enrolled, an import queued); the jobs role's runner looks at once. */
+  workWake: `${PREFIX}work:wake`,
   /** Connection slots of one destination (recipient domain) of a region, across outbound processes (zset: holder → lapse ms). */
   destinationSlots: (region: string, domain: string) => `${PREFIX}outbound:slots:${region}:${domain}`,
   /** Pub/sub channel: each delivery attempt of an outbound process without the api role (svc admin trace). */
