@@ -3,7 +3,7 @@
 //    real appliance (api role; each 202 means the event and the run it enrols committed, fsynced),
 //    alternating round by round with a bare express server that parses the same JSON body and
 //    answers the same 202 — the same-run reference. Target ≥ 2,000 events/s.
-// 2. enrolment to first step: a `bin/svc start --role jobs` child (the shipped work poll) works
+// 2. enrolment to first step: a `bin/svc start --role jobs` child (woken through Redis) works
 //    runs enrolled at a steady pace; the latency is the run's creation to its first step after
 //    the trigger (a delay step's `waiting` record).
 // 3. wake-up: BENCH_WAKE_RUNS (100,000) runs parked on a delay step are written straight into
@@ -208,7 +208,7 @@ async function latencyPhase(bench: Bench): Promise<void> {
   await Promise.all(sends);
   await waitFor('every latency run to reach its first step', async () => (await delayRecords(bench, automationId).execute()).length >= LATENCY_EVENTS, 120_000, 100);
   const ms = (await delayRecords(bench, automationId).execute()).map((r) => Date.parse(r.reached) - Date.parse(r.enrolled));
-  console.log(`enrolment → first step (${LATENCY_EVENTS} events at ${LATENCY_RATE}/s; jobs role in its own process, work poll ${schema.work_poll_ms.default} ms as shipped): ${pct(ms)}`);
+  console.log(`enrolment → first step (${LATENCY_EVENTS} events at ${LATENCY_RATE}/s; jobs role in its own process, woken through Redis, work poll ${schema.work_poll_ms.default} ms as shipped): ${pct(ms)}`);
 }
 
 /** Runs as the runner leaves them parked on `pause`: the run, its two step records, its work item. */
