@@ -78,6 +78,17 @@ export async function membershipScenario(t: Test, app: TestAppliance, teamName: 
     ['offers opt_in: default out, own choice in, unsubscribe wins', { all: [{ topic: offers, subscription: 'opt_in' }] }, ['ann@example.com']],
     ['offers opt_out', { all: [{ topic: offers, subscription: 'opt_out' }] }, ['Bob@Example.com', 'cy@other.org', 'dee@other.org']],
     ['three deep', { all: [{ any: [{ not: { field: 'properties.vip', op: 'eq', value: true } }, { topic: offers, subscription: 'opt_in' }] }, { field: 'properties.seats', op: 'exists' }] }, ['Bob@Example.com', 'ann@example.com', 'dee@other.org']],
+    // Counted from a property's index range, the rest asked of the value row's contact id (topics,
+    // the global unsubscribe, other properties) or, when it names a contact field, of the row.
+    ['plan eq pro and news opt_in', { all: [{ field: 'properties.plan', op: 'eq', value: 'pro' }, { topic: news, subscription: 'opt_in' }] }, ['ann@example.com']],
+    ['plan eq pro and news opt_out', { all: [{ field: 'properties.plan', op: 'eq', value: 'pro' }, { topic: news, subscription: 'opt_out' }] }, ['dee@other.org']],
+    ['seats gte 2 and offers opt_in', { all: [{ field: 'properties.seats', op: 'gte', value: 2 }, { topic: offers, subscription: 'opt_in' }] }, ['ann@example.com']],
+    ['seats gte 2 and offers opt_out', { all: [{ field: 'properties.seats', op: 'gte', value: 2 }, { topic: offers, subscription: 'opt_out' }] }, ['Bob@Example.com', 'dee@other.org']],
+    ['plan in and unsubscribed eq true', { all: [{ field: 'properties.plan', op: 'in', value: ['pro', 'basic'] }, { field: 'unsubscribed', op: 'eq', value: true }] }, ['dee@other.org']],
+    ['plan in and unsubscribed eq false', { all: [{ field: 'properties.plan', op: 'in', value: ['pro', 'basic'] }, { field: 'unsubscribed', op: 'eq', value: false }] }, ['Bob@Example.com', 'ann@example.com']],
+    ['seats gt 1 and any of vip, not news opt_in', { all: [{ field: 'properties.seats', op: 'gt', value: 1 }, { any: [{ field: 'properties.vip', op: 'eq', value: true }, { not: { topic: news, subscription: 'opt_in' } }] }] }, ['Bob@Example.com', 'ann@example.com', 'dee@other.org']],
+    ['seats lt 10, plan neq pro, seats exists', { all: [{ field: 'properties.seats', op: 'lt', value: 10 }, { field: 'properties.plan', op: 'neq', value: 'pro' }, { field: 'properties.seats', op: 'exists' }] }, ['Bob@Example.com']],
+    ['plan eq pro and first_name (reads the row)', { all: [{ field: 'properties.plan', op: 'eq', value: 'pro' }, { field: 'first_name', op: 'eq', value: 'Dee' }] }, ['dee@other.org']],
   ];
   for (const [label, filter, expected] of cases) {
     const id = await seg(filter);
