@@ -12,7 +12,9 @@
 //
 // Needs Debian's postfix package (smtp-sink, smtp-source, postfix); installs it when missing.
 // Tuning (environment): BENCH_MESSAGES (5000), BENCH_SESSIONS (20), BENCH_LATENCY_REQUESTS (500),
-// BENCH_CLIENTS (4 concurrent batch posters).
+// BENCH_CLIENTS (4 concurrent batch posters), BENCH_API_NODE_OPTIONS / BENCH_OUTBOUND_NODE_OPTIONS (NODE_OPTIONS
+// of the API / outbound process, e.g. --heapsnapshot-signal=SIGUSR2), BENCH_OUTBOUND_ENV (JSON of extra
+// environment for the outbound process).
 import type { ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -71,6 +73,7 @@ async function spawnApiProcess(app: TestAppliance, redis: TestRedis, dns: { addr
   const child = spawnRoleProcess('api', {
     SVC_DATA_DIR: app.config.data_dir, SVC_REDIS_URL: redis.url, SVC_DNS_SERVERS: dns.address, SVC_HTTP_HOST: '127.0.0.1', SVC_HTTP_PORT: String(port),
     SVC_LOG_LEVEL: 'warn', SVC_SCANNER_CLAMD: '', SVC_RATE_LIMIT_BURST: '1000000', SVC_RATE_LIMIT_PER_SECOND: '1000000', SVC_HTTP_BODY_LIMIT_MB: '50',
+    ...(process.env.BENCH_API_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_API_NODE_OPTIONS } : {}),
   }, process.env.BENCH_API_LOG);
   const baseUrl = `http://127.0.0.1:${port}`;
   const up = await waitUntil(async () => (await fetch(`${baseUrl}/health`).then((r) => r.status > 0, () => false)), 60_000);
@@ -99,6 +102,7 @@ async function runSvc(sinkPort: number): Promise<SvcFigures> {
       SVC_LOG_LEVEL: 'warn', SVC_REGIONS: JSON.stringify({ 'us-east-1': { concurrency: SESSIONS, per_domain_connections: SESSIONS } }),
       ...(process.env.BENCH_OUTBOUND_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_OUTBOUND_NODE_OPTIONS } : {}),
       ...(process.env.BENCH_SIGN_THREADS ? { SVC_OUTBOUND_SIGN_THREADS: process.env.BENCH_SIGN_THREADS } : {}),
+      ...(JSON.parse(process.env.BENCH_OUTBOUND_ENV ?? '{}') as Record<string, string>),
     }, process.env.BENCH_OUTBOUND_LOG);
     await sleep(1500);
     const item = (i: number) => ({ from: 'Bench <bench@bench-sender.net>', to: `sink${i}@sink.test.net`, subject: `Bench message ${i}`, text: BODY });

@@ -42,8 +42,30 @@ interface MessageCacheDeps {
   tracking?: OutboundTracking;
 }
 
-export function messageCache(deps: MessageCacheDeps, capacity = 500) {
+/**
+ * At most `capacity` emails and about `byteBudget` bytes of their bodies, attachments and shared
+ * signed messages are kept (the oldest go first; the newest stays even when larger): 500 emails
+ * of up to 40 MiB of attachments each would otherwise be gigabytes. A message that is evicted while
+ * being delivered stays with its deliveries; the next attempt loads it again.
+ */
+export function messageCache(deps: MessageCacheDeps, capacity = 500, byteBudget = 64 * 2 ** 20) {
   const cache = new Map<string, Promise<EmailParts | undefined>>();
+  const sizes = new Map<string, number>();
+  let bytes = 0;
+  const forget = (emailId: string) => {
+    cache.delete(emailId);
+    bytes -= sizes.get(emailId) ?? 0;
+    sizes.delete(emailId);
+  };
+  const count = (emailId: string, entry: Promise<EmailParts | undefined>, n: number) => {
+    if (cache.get(emailId) !== entry) return; // evicted meanwhile: not held here
+    sizes.set(emailId, (sizes.get(emailId) ?? 0) + n);
+    bytes += n;
+    for (const oldest of cache.keys()) {
+      if (bytes <= byteBudget || oldest === emailId) break;
+      forget(oldest);
+    }
+  };
   // A domain's lookup (and its sealed key's opening) is shared by its emails for a short while.
   const domains = new Map<string, { at: number; domain: Promise<SendingDomain | undefined> }>();
   const domainOf = (teamId: string, name: string) => {
@@ -67,14 +89,21 @@ export function messageCache(deps: MessageCacheDeps, capacity = 500) {
   const partsOf = (emailId: string): Promise<EmailParts | undefined> => {
     let entry = cache.get(emailId);
     if (!entry) {
-      entry = load(emailId);
-      cache.set(emailId, entry);
+      const loading = load(emailId);
+      entry = loading;
+      cache.set(emailId, loading);
       // A failed or empty load is not kept: the next attempt loads again.
-      entry.then((m) => { if (!m) cache.delete(emailId); }, () => cache.delete(emailId));
-      if (cache.size > capacity) cache.delete(cache.keys().next().value!);
+      loading.then((m) => {
+        if (!m) { if (cache.get(emailId) === loading) forget(emailId); return; }
+        count(emailId, loading, partsBytes(m));
+      }, () => { if (cache.get(emailId) === loading) forget(emailId); });
+      if (cache.size > capacity) forget(cache.keys().next().value!);
     }
     return entry;
   };
+  /** Bytes an email's parts hold: its bodies (UTF-16 at most) and attachments. */
+  const partsBytes = (m: EmailParts) =>
+    2 * ((m.email.text?.length ?? 0) + (m.email.html?.length ?? 0)) + m.attachments.reduce((n, a) => n + a.content.length, 0);
   /** This recipient's tracking, when its email is tracked. */
   const trackingOf = (parts: EmailParts, recipientIdx: number, at: Date): TrackingInput | undefined => {
     const { domain, email } = parts;
@@ -87,7 +116,8 @@ export function messageCache(deps: MessageCacheDeps, capacity = 500) {
     };
   };
   return async (emailId: string, recipientIdx: number): Promise<PreparedMessage | undefined> => {
-    const parts = await partsOf(emailId);
+    const entry = partsOf(emailId);
+    const parts = await entry;
     if (!parts) return undefined;
     const at = deps.clock.now();
     const tracking = trackingOf(parts, recipientIdx, at);
@@ -96,9 +126,10 @@ export function messageCache(deps: MessageCacheDeps, capacity = 500) {
       return { email: parts.email, domain: parts.domain, message };
     }
     if (!parts.shared) {
-      parts.shared = deps.builder.build(parts.email, parts.attachments, parts.key, at);
+      const shared = deps.builder.build(parts.email, parts.attachments, parts.key, at);
+      parts.shared = shared;
       // A failed build is not kept.
-      parts.shared.catch(() => { parts.shared = undefined; });
+      shared.then((m) => count(emailId, entry, m.length), () => { parts.shared = undefined; });
     }
     return { email: parts.email, domain: parts.domain, message: await parts.shared };
   };
