@@ -16,7 +16,15 @@ export interface KilledTwice {
   settings: NodeSettings;
 }
 
-export async function twoNodesKilledTwice(t: Test, rig: ScaleRig, { messages, settings }: KilledTwice): Promise<void> {
+/** What the scenario ended with, for the test naming its engine to state its own figures. */
+export interface KilledTwiceOutcome {
+  delivered: number;
+  ambiguous: number;
+  /** Distinct messages the MX took. */
+  atMx: number;
+}
+
+export async function twoNodesKilledTwice(t: Test, rig: ScaleRig, { messages, settings }: KilledTwice): Promise<KilledTwiceOutcome> {
   t.equal(await rig.accept(messages), messages);
   const a = rig.node('a', settings);
   const b = rig.node('b', settings);
@@ -61,4 +69,5 @@ export async function twoNodesKilledTwice(t: Test, rig: ScaleRig, { messages, se
   t.equal((states.delivered ?? 0) + ambiguous, messages, 'every message delivered, or ambiguous and never resent');
   t.ok(rig.mx.peakData <= settings.perDomainConnections, `at most ${settings.perDomainConnections} transactions at the MX at once across both nodes (${rig.mx.peakData})`);
   t.ok((a.attempts().delivered ?? 0) > 0 && (b.attempts().delivered ?? 0) > 0, 'both nodes delivered');
+  return { delivered: states.delivered ?? 0, ambiguous, atMx: accepted.size };
 }

@@ -16,5 +16,7 @@ const settings: NodeSettings = { concurrency: 10, perDomainConnections: 8, lease
 t.test('two nodes, one PostgreSQL queue, kill -9 twice: every message delivered once, none lost', async (t) => {
   const rig = await startScaleRig();
   t.teardown(() => rig.stop());
-  await twoNodesKilledTwice(t, rig, { messages: 5000, settings });
+  const outcome = await twoNodesKilledTwice(t, rig, { messages: 5000, settings });
+  t.equal(outcome.delivered + outcome.ambiguous, 5000, `on PostgreSQL every message delivered (${outcome.delivered}) or ambiguous (${outcome.ambiguous})`);
+  t.ok(outcome.atMx >= outcome.delivered, `the MX took each delivered message (${outcome.atMx} distinct)`);
 });
