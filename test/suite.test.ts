@@ -28,8 +28,12 @@ t.test('every test file has a finite file-level timeout', async (t) => {
   const timeout = pkg.tap?.timeout;
   t.type(timeout, 'number', 'package.json sets tap.timeout');
   t.ok(Number(timeout) > 0 && Number(timeout) <= 600, `a finite timeout of at most ten minutes per file (${String(timeout)} s)`);
-  const runner = readFileSync(join(root, 'scripts/test.sh'), 'utf8');
-  t.notMatch(runner, /--timeout[= ]0\b|--no-timeout|TAP_TIMEOUT=0\b/, 'the runner does not switch it off');
+  const script = readFileSync(join(root, 'scripts/test.sh'), 'utf8');
+  t.match(script, /node dist\/test\/run-suite\.js/, 'scripts/test.sh runs the suite with test/run-suite.ts');
+  const runner = readFileSync(join(testRoot, 'run-suite.ts'), 'utf8');
+  t.match(runner, /TAP_TIMEOUT: String\(timeoutS\)/, 'which hands every file that timeout');
+  t.match(runner, /const hardLimitMs = 15 \* 60_000;/, 'and kills a file hung past tap\'s own timer');
+  t.notMatch(script + runner, /--timeout[= ]0\b|--no-timeout|TAP_TIMEOUT=0\b/, 'the runner does not switch it off');
   t.same(offenders(/\bt\.setTimeout\(\s*0\s*\)/), [], 'no test file switches it off either');
 });
 

@@ -166,7 +166,8 @@ t.test('list filters', async (t) => {
   t.test('start_date and end_date', async (t) => {
     const window = `start_date=${encodeURIComponent(startedAt)}&end_date=${encodeURIComponent(afterSeed)}&user_agent=${seedUa}`;
     t.same(ridsOf(await logsOf(team.token, window)), expect(r1, r3, r4, r5, r6));
-    t.same(await logsOf(team.token, `start_date=${encodeURIComponent(afterSeed)}`), [], 'nothing after the future');
+    // Only the seed's requests: this file's own log reads go on being logged, past afterSeed on a slow machine.
+    t.same(await logsOf(team.token, `start_date=${encodeURIComponent(afterSeed)}&user_agent=${seedUa}`), [], 'nothing after the future');
     t.same(await logsOf(team.token, `end_date=${encodeURIComponent(startedAt)}`), [], 'nothing before the seed');
     t.same(ridsOf(await logsOf(team.token, `start_date=2020-01-01T00:00:00%2B02:00&user_agent=${seedUa}`)), expect(r1, r3, r4, r5, r6), 'an offset is accepted');
     for (const qs of ['start_date=2026-01-01', 'end_date=2026-01-31', 'start_date=yesterday', 'end_date=2026-13-01T00:00:00Z',
