@@ -22,6 +22,9 @@ const longestFirst = [
   'cli', 'data-folder-lock', 'faults/fsync', 'contact-imports/crash', 'faults/sigterm', 'automations/crash',
 ];
 
+/** A file whose process outlives its tests by more than this is named: something was left open. */
+const lingerNoticeMs = 5_000;
+
 /** A file still running this long after its own timeout is hung beyond what tap can report. */
 const hardLimitMs = 15 * 60_000;
 
@@ -33,6 +36,8 @@ interface FileResult {
   fail: number;
   skip: number;
   ms: number;
+  /** How long the process stayed up after its tests ended (a timer or socket left open). */
+  lingerMs: number;
   output: string;
 }
 
@@ -65,7 +70,8 @@ async function main(): Promise<void> {
 }
 
 function report(r: FileResult, n: number): void {
-  console.log(`${r.ok ? 'ok' : 'not ok'} ${n} - ${r.file} # time=${r.ms}ms`);
+  const linger = r.lingerMs > lingerNoticeMs ? ` (its process stayed up ${(r.lingerMs / 1000).toFixed(0)} s after its tests ended)` : '';
+  console.log(`${r.ok ? 'ok' : 'not ok'} ${n} - ${r.file} # time=${r.ms}ms${linger}`);
   if (!r.ok) console.log(r.output.replace(/^/gm, '    '));
 }
 
@@ -106,7 +112,8 @@ function resultOf(file: string, output: string, code: number | null, signal: Nod
   const total = (summary ? Number(summary[1]) : 0) + extra;
   const fail = count('fail') + extra;
   const end = ok ? '' : `# run-suite: the file ended with ${signal ? `signal ${signal}` : `exit code ${code}`}${summary ? '' : ', before its summary'}\n`;
-  return { file, ok, total, pass: count('pass'), fail, skip: count('skip'), ms, output: output + end };
+  const testsMs = Number([...output.matchAll(/^# time=([\d.]+)ms$/gm)].at(-1)?.[1] ?? ms);
+  return { file, ok, total, lingerMs: Math.max(0, ms - testsMs), pass: count('pass'), fail, skip: count('skip'), ms, output: output + end };
 }
 
 function killGroup(pid: number): void {

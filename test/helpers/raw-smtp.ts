@@ -25,14 +25,14 @@ export async function rawSmtp(port: number, host = '127.0.0.1', localAddress?: s
   const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
   socket.setNoDelay(true);
   let buffer = '';
-  const waiting: ((reply: string) => void)[] = [];
+  const waiting: { answer(reply: string): void; fail(err: Error): void }[] = [];
   const ready: string[] = [];
   socket.on('data', (chunk) => {
     const taken = takeReplies(buffer + chunk.toString('latin1'));
     buffer = taken.rest;
     for (const reply of taken.replies) {
       const next = waiting.shift();
-      if (next) next(reply);
+      if (next) next.answer(reply);
       else ready.push(reply);
     }
   });
@@ -40,7 +40,15 @@ export async function rawSmtp(port: number, host = '127.0.0.1', localAddress?: s
     const queued = ready.shift();
     if (queued !== undefined) return resolve(queued);
     const timer = setTimeout(() => reject(new Error(`no SMTP reply within ${DEFAULT_WAIT_MS} ms; buffer: ${JSON.stringify(buffer)}`)), DEFAULT_WAIT_MS);
-    waiting.push((r) => { clearTimeout(timer); resolve(r); });
+    waiting.push({
+      answer: (r) => { clearTimeout(timer); resolve(r); },
+      fail: (err) => { clearTimeout(timer); reject(err); },
+    });
+  });
+  // A reply still awaited when the socket closes never comes: say so now, and leave no timer
+  // behind to hold the test process open until its deadline.
+  socket.once('close', () => {
+    for (const pending of waiting.splice(0)) pending.fail(new Error(`the connection closed before a reply; buffer: ${JSON.stringify(buffer)}`));
   });
   await eventWithin(`an SMTP connection to ${host}:${port}`, socket, 'connect');
   const greeting = await nextReply();
