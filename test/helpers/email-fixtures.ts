@@ -28,18 +28,5 @@ export async function mailZone(receiving: string[] = ['inbox-one.net', 'inbox-tw
   return dns;
 }
 
-export interface MutableClock {
-  now(): Date;
-  set(at: Date | string): void;
-  advance(ms: number): void;
-}
-
-/** A clock the test moves by hand; it starts at the real time. */
-export function mutableClock(start = new Date()): MutableClock {
-  let current = start.getTime();
-  return {
-    now: () => new Date(current),
-    set: (at) => { current = new Date(at).getTime(); },
-    advance: (ms) => { current += ms; },
-  };
-}
+// One hand-moved clock for the suite (test-clock.ts), under the name these helpers' users know.
+export { testClock as mutableClock, type TestClock as MutableClock } from './test-clock.js';

@@ -3,7 +3,7 @@ import type { Clock } from '../../core/clock.js';
 /** A clock the test moves by hand; starts at the real time so signatures stay within tolerance. */
 export interface TestClock extends Clock {
   advance(ms: number): void;
-  set(at: Date): void;
+  set(at: Date | string): void;
 }
 
 export function testClock(start = new Date()): TestClock {
@@ -14,7 +14,7 @@ export function testClock(start = new Date()): TestClock {
       now += ms;
     },
     set(at) {
-      now = at.getTime();
+      now = new Date(at).getTime();
     },
   };
 }
@@ -31,7 +31,7 @@ export function runningClock(): TestClock {
       offset += ms;
     },
     set(at) {
-      offset = at.getTime() - Date.now();
+      offset = new Date(at).getTime() - Date.now();
     },
   };
 }
