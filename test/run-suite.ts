@@ -5,7 +5,8 @@ import { parseArgs } from 'node:util';
 
 // The suite's runner (scripts/test.sh calls it): each compiled test file runs in its own plain
 // `node` process, `--jobs` at a time, and prints TAP as any tap test file does; this prints one
-// line a file, the whole output of a file that failed, and the totals.
+// line a file, the whole output of a file that failed, the totals, and last one plain line
+// "tests: N passed, N failed".
 //
 // Why not tap's own runner: it starts every test process with @tapjs/processinfo, and passes it on
 // through NODE_OPTIONS to every process a test starts (each `bin/svc` role, each CLI run, each
@@ -66,6 +67,8 @@ async function main(): Promise<void> {
   if (failedFiles.length > 0) console.log(`# failed files:\n${failedFiles.map((r) => `#   ${r.file}`).join('\n')}`);
   console.log(`# { total: ${sum('total')}, pass: ${sum('pass')}${sum('fail') ? `, fail: ${sum('fail')}` : ''}${sum('skip') ? `, skip: ${sum('skip')}` : ''} }`);
   console.log(`# time=${Date.now() - started}ms`);
+  // The one plain line any CI can read.
+  console.log(`tests: ${sum('pass')} passed, ${sum('fail')} failed${sum('skip') ? `, ${sum('skip')} skipped` : ''}`);
   process.exitCode = failedFiles.length > 0 ? 1 : 0;
 }
 

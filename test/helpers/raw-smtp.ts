@@ -22,11 +22,16 @@ export interface RawSmtp {
 /** localAddress: the client's own address (any of 127.0.0.0/8 works on loopback). */
 export async function rawSmtp(port: number, host = '127.0.0.1', localAddress?: string): Promise<RawSmtp> {
   const socket: Socket = connect({ port, host, ...(localAddress ? { localAddress } : {}) });
-  const closed = new Promise<void>((resolve) => socket.once('close', () => resolve()));
   socket.setNoDelay(true);
   let buffer = '';
   const waiting: { answer(reply: string): void; fail(err: Error): void }[] = [];
   const ready: string[] = [];
+  // A reply still awaited when the socket closes never comes: say so now, and leave no timer
+  // behind to hold the test process open until its deadline.
+  const closed = new Promise<void>((resolve) => socket.once('close', () => {
+    for (const pending of waiting.splice(0)) pending.fail(new Error(`the connection closed before a reply; buffer: ${JSON.stringify(buffer)}`));
+    resolve();
+  }));
   socket.on('data', (chunk) => {
     const taken = takeReplies(buffer + chunk.toString('latin1'));
     buffer = taken.rest;
@@ -44,11 +49,6 @@ export async function rawSmtp(port: number, host = '127.0.0.1', localAddress?: s
       answer: (r) => { clearTimeout(timer); resolve(r); },
       fail: (err) => { clearTimeout(timer); reject(err); },
     });
-  });
-  // A reply still awaited when the socket closes never comes: say so now, and leave no timer
-  // behind to hold the test process open until its deadline.
-  socket.once('close', () => {
-    for (const pending of waiting.splice(0)) pending.fail(new Error(`the connection closed before a reply; buffer: ${JSON.stringify(buffer)}`));
   });
   await eventWithin(`an SMTP connection to ${host}:${port}`, socket, 'connect');
   const greeting = await nextReply();

@@ -40,7 +40,9 @@ export async function twoNodesKilledTwice(t: Test, rig: ScaleRig, { messages, se
   await waitFor('node b to hold some recipients', async () => (await leasedBy(firstB!)) > 0, 10_000, 5);
   await b.kill();
   const before = atMx();
-  t.comment(`kill 1 at ${before} messages; node b (${firstB}) held ${await leasedBy(firstB!)} recipients`);
+  // What node a must take over: without it, the takeover wait below would pass on nothing.
+  const held = await leasedBy(firstB!);
+  t.ok(held > 0 && before < messages, `kill 1 landed mid-queue (${before} messages at the MX) while node b (${firstB}) held recipients (${held})`);
   await waitFor('node a to go on delivering alone', async () => atMx() > before + 100, 30_000, 50);
   await waitFor('node a to take over what node b held', async () => (await leasedBy(firstB!)) === 0, 30_000, 100);
 
@@ -48,11 +50,13 @@ export async function twoNodesKilledTwice(t: Test, rig: ScaleRig, { messages, se
   b.start();
   await waitFor('node b to hold some recipients again', async () => b.nodeIds().length === 2 && (await leasedBy(b.nodeIds()[1]!)) > 0, 20_000, 5);
   await b.kill();
-  t.comment(`kill 2 at ${atMx()} messages`);
+  const second = atMx();
+  t.ok(second < messages, `kill 2 landed mid-queue (${second} of ${messages} messages at the MX)`);
   b.start();
 
   await waitFor('the queue to drain', async () => { const s = await rig.states(); return !s.queued && !s.submitting && s; }, 120_000, 200);
   const states = await rig.states();
+  // Figures for the log only: each is asserted below.
   t.comment(`states ${JSON.stringify(states)}; attempts logged: a ${JSON.stringify(a.attempts())}, b ${JSON.stringify(b.attempts())}; peak data phases at the MX ${rig.mx.peakData}`);
 
   const accepted = rig.mx.accepted();
