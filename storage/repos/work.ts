@@ -2,7 +2,7 @@ import type { Db } from '../sql/db.js';
 import { sql } from 'kysely';
 import { isPostgres } from '../sql/dialect.js';
 import { shapedStatement } from '../sql/compiled.js';
-import { claimLeased } from '../sql/lease-claim.js';
+import { leaseClaimQuery } from '../sql/lease-claim.js';
 
 // The durable worker's rows (migrations 011, 028), claimed like every leased queue (sql/lease-claim.ts).
 
@@ -67,16 +67,16 @@ export function workRepo(db: Db): WorkRepo {
     byKey: (kind, key) => db.selectFrom('work_items').selectAll().where('kind', '=', kind).where('key', '=', key).executeTakeFirst(),
     async claim(kinds, now, owner, leaseUntil, limit) {
       if (kinds.length === 0) return [];
-      // Written so the planner walks work_items_claimable (due_at, claimable rows only) in order and
-      // stops at the limit: the states as literals, matching the partial index's own condition (a
-      // bound value cannot be proven to); on SQLite `+kind` keeps the (kind, key) index, which
-      // SQLite without statistics would prefer, out of the choice (PostgreSQL plans by statistics).
-      const kind = isPostgres(db) ? sql.ref('kind') : sql`+kind`;
-      const chosen = db.selectFrom('work_items').select('id').where(kind, 'in', kinds).where(sql<boolean>`state in ('queued', 'running')`)
-        .where('due_at', '<=', now).where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-        .orderBy('due_at').limit(limit);
-      const set = { state: 'running', lease_owner: owner, lease_until: leaseUntil, updated_at: now };
-      return claimLeased<WorkItemRow>(db, { table: 'work_items', chosen, set, still: { column: 'state', values: claimable } });
+      // Every claim of the jobs role's two lanes runs one: compiled once per kind count and limit
+      // (building the query cost as much as SQLite's claim of a crowd of woken runs took).
+      const claim = shapedStatement(db, `work.claim|${kinds.length}|${limit}`, (m) => leaseClaimQuery(db, {
+        table: 'work_items', chosen: claimChoice(db, kinds.map((_, i) => m(`kind${i}`)), m('now'), limit),
+        set: { state: m('running'), lease_owner: m('owner'), lease_until: m('leaseUntil'), updated_at: m('now') },
+        still: { column: 'state', values: claimable.map((state) => m(state)) },
+      }));
+      const values: Record<string, unknown> = { now, owner, leaseUntil, queued: 'queued', running: 'running' };
+      kinds.forEach((kind, i) => { values[`kind${i}`] = kind; });
+      return (await claim(db, values)).rows as WorkItemRow[];
     },
     async advance(id, owner, now, patch) {
       // Every step of every item runs one: compiled once per shape (the columns it moves). As
@@ -95,4 +95,18 @@ export function workRepo(db: Db): WorkRepo {
       return r.numUpdatedRows > 0n;
     },
   };
+}
+
+/**
+ * The due items a claim takes, earliest first. Written so the planner walks work_items_claimable
+ * (due_at, claimable rows only) in order and stops at the limit: the states as literals, matching
+ * the partial index's own condition (a bound value cannot be proven to); on SQLite `+kind` keeps
+ * the (kind, key) index, which SQLite without statistics would prefer, out of the choice
+ * (PostgreSQL plans by statistics). The limit is a literal too: compiled into the statement.
+ */
+function claimChoice(db: Db, kinds: readonly string[], now: string, limit: number) {
+  const kind = isPostgres(db) ? sql.ref('kind') : sql`+kind`;
+  return db.selectFrom('work_items').select('id').where(kind, 'in', kinds).where(sql<boolean>`state in ('queued', 'running')`)
+    .where('due_at', '<=', now).where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+    .orderBy('due_at').limit(sql.lit(limit));
 }

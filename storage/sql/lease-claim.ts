@@ -20,11 +20,16 @@ export interface LeaseClaim {
 }
 
 export function claimLeased<Row>(db: Kysely<any>, claim: LeaseClaim): Promise<Row[]> {
+  return leaseClaimQuery(db, claim).execute() as Promise<Row[]>;
+}
+
+/** The claim as a query, for a caller that compiles it once (compiled.ts) and binds its values. */
+export function leaseClaimQuery(db: Kysely<any>, claim: LeaseClaim) {
   const { table, chosen, set, still } = claim;
   if (!isPostgres(db)) {
-    return db.updateTable(table).set(set).where('id', 'in', chosen).where(still.column, 'in', still.values).returningAll().execute() as Promise<Row[]>;
+    return db.updateTable(table).set(set).where('id', 'in', chosen).where(still.column, 'in', still.values).returningAll();
   }
   return db.with('chosen', () => chosen.forUpdate().skipLocked())
     .updateTable(table).set(set).from('chosen').whereRef(`${table}.id`, '=', 'chosen.id')
-    .where(`${table}.${still.column}`, 'in', still.values).returningAll(table).execute() as Promise<Row[]>;
+    .where(`${table}.${still.column}`, 'in', still.values).returningAll(table);
 }
