@@ -19,7 +19,7 @@
 // measured svc load: the API's side alone), BENCH_PHASES (accept,latency,wake: those to run).
 // `--quick`: one round, 200 latency events, 10,000 parked runs.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
@@ -34,6 +34,7 @@ import { startTestAppliance, type TestAppliance } from '../test/helpers/applianc
 import { exitWithin, waitFor } from '../test/helpers/deadline.js';
 import { svcBin } from '../test/helpers/faults-svc.js';
 import { call } from '../test/helpers/http.js';
+import { childCpuSeconds } from './postfix.js';
 import { intFromEnv } from './settings.js';
 
 const quick = process.argv.includes('--quick');
@@ -247,13 +248,15 @@ async function wakePhase(bench: Bench, jobsPid: number): Promise<void> {
   await inWriteTransaction(bench.db, (trx) => trx.updateTable('work_items').set({ due_at: dueAt, cursor: JSON.stringify({ at: 'pause', wakeAt: dueAt }) })
     .where('kind', '=', 'automation_run').where('due_at', '=', parkedUntil).execute());
   const cpuBefore = process.cpuUsage();
-  const jobsCpuBefore = processCpuSeconds(jobsPid);
+  const jobsCpuBefore = childCpuSeconds(jobsPid);
+  const jobsMainBefore = childCpuSeconds(jobsPid, true);
   await waitFor(`all ${WAKE_RUNS} parked runs to wake and complete`, async () => {
     const open = await bench.db.selectFrom('automation_runs').select((eb) => eb.fn.countAll<number>().as('n'))
       .where('automation_id', '=', automationId).where('status', '=', 'running').executeTakeFirstOrThrow();
     return Number(open.n) === 0;
   }, 1_800_000, 500);
-  const jobsCpuS = processCpuSeconds(jobsPid) - jobsCpuBefore;
+  const jobsCpuS = childCpuSeconds(jobsPid) - jobsCpuBefore;
+  const jobsMainS = childCpuSeconds(jobsPid, true) - jobsMainBefore;
   const rows = await delayRecords(bench, automationId).execute();
   const late = rows.map((r) => Date.parse(r.woke!) - Date.parse(dueAt));
   const p99 = quantile(late, 0.99);
@@ -261,19 +264,9 @@ async function wakePhase(bench: Bench, jobsPid: number): Promise<void> {
   const concurrency = (JSON.parse(process.env.BENCH_JOBS_ENV ?? '{}') as Record<string, string>).SVC_WORK_CONCURRENCY ?? schema.work_concurrency.default;
   console.log(`wake-up: ${WAKE_RUNS} parked runs written in ${wroteS.toFixed(1)} s, all due at once; work concurrency ${concurrency}; woken and completed in ${lastS.toFixed(1)} s = ${(WAKE_RUNS / Math.max(lastS, 0.001)).toFixed(0)} runs/s (this process's CPU meanwhile ${((process.cpuUsage(cpuBefore).user + process.cpuUsage(cpuBefore).system) / 1e6).toFixed(1)} s: the polling)`);
   // CPU, unlike the wall time, hardly moves with what else the shared machine runs meanwhile.
-  console.log(`wake-up: the jobs process used ${jobsCpuS.toFixed(2)} CPU s = ${(jobsCpuS * 1e6 / WAKE_RUNS).toFixed(0)} µs a run (its busy share of the wall time: ${(jobsCpuS / Math.max(lastS, 0.001) * 100).toFixed(0)} %)`);
+  console.log(`wake-up: the jobs process used ${jobsCpuS.toFixed(2)} CPU s = ${(jobsCpuS * 1e6 / WAKE_RUNS).toFixed(0)} µs a run; its main thread ${(jobsMainS * 1e6 / WAKE_RUNS).toFixed(0)} µs a run, busy ${(jobsMainS / Math.max(lastS, 0.001) * 100).toFixed(0)} % of the wall time`);
   console.log(`wake-up lateness after the due time: ${pct(late)}; target p99 < ${TARGET_WAKE_P99_MS / 1000} s (${p99 < TARGET_WAKE_P99_MS ? 'within target' : 'OVER TARGET'})`);
 }
-
-/** A process's user + system CPU seconds so far, from /proc (the jobs child is another process). */
-function processCpuSeconds(pid: number): number {
-  // Fields after the parenthesised command name; utime and stime are the 12th and 13th of them.
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
-}
-
-/** USER_HZ: the unit of /proc's CPU times, 100 on every Linux architecture Node runs on. */
-const CLOCK_TICKS_PER_S = 100;
 
 function quantile(values: number[], q: number): number {
   const sorted = [...values].sort((a, b) => a - b);
