@@ -39,14 +39,23 @@ interface FileResult {
   ms: number;
   /** How long the process stayed up after its tests ended (a timer or socket left open). */
   lingerMs: number;
+  /** CPU seconds of its process and the children it waited for; undefined without /proc. */
+  cpuS?: number;
   output: string;
 }
+
+/** Files listed by their CPU at the end: where to look first when the suite grows slow. */
+const cpuListed = 10;
+
+/** /proc's unit of CPU time: 100 a second on every Linux architecture Node runs on. */
+const USER_HZ = 100;
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { jobs: { type: 'string', default: '2' } } });
 const jobs = Math.max(1, Number(values.jobs) || 2);
 const files = order(positionals.length > 0 ? positionals.map((f) => relative(root, resolve(f))) : testFiles(join(root, 'dist/test')));
 const timeoutS = Number((JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { tap?: { timeout?: number } }).tap?.timeout ?? 180);
 const running = new Set<number>();
+let reapedBefore = reapedCpuSeconds();
 process.once('SIGINT', () => { for (const pid of running) killGroup(pid); process.exit(130); });
 await main();
 
@@ -66,6 +75,7 @@ async function main(): Promise<void> {
   const failedFiles = results.filter((r) => !r.ok);
   if (failedFiles.length > 0) console.log(`# failed files:\n${failedFiles.map((r) => `#   ${r.file}`).join('\n')}`);
   console.log(`# { total: ${sum('total')}, pass: ${sum('pass')}${sum('fail') ? `, fail: ${sum('fail')}` : ''}${sum('skip') ? `, skip: ${sum('skip')}` : ''} }`);
+  reportCpu(results);
   console.log(`# time=${Date.now() - started}ms`);
   // The one plain line any CI can read.
   console.log(`tests: ${sum('pass')} passed, ${sum('fail')} failed${sum('skip') ? `, ${sum('skip')} skipped` : ''}`);
@@ -76,6 +86,30 @@ function report(r: FileResult, n: number): void {
   const linger = r.lingerMs > lingerNoticeMs ? ` (its process stayed up ${(r.lingerMs / 1000).toFixed(0)} s after its tests ended)` : '';
   console.log(`${r.ok ? 'ok' : 'not ok'} ${n} - ${r.file} # time=${r.ms}ms${linger}`);
   if (!r.ok) console.log(r.output.replace(/^/gm, '    '));
+}
+
+// The suite is CPU-bound on two cores, so its wall time follows the CPU its files use.
+function reportCpu(results: readonly FileResult[]): void {
+  const measured = results.filter((r) => r.cpuS !== undefined).sort((a, b) => b.cpuS! - a.cpuS!);
+  if (measured.length === 0) return;
+  const all = measured.reduce((n, r) => n + r.cpuS!, 0);
+  console.log(`# CPU by file (its process and the children it waited for), ${all.toFixed(0)} s in all; the most:`);
+  for (const r of measured.slice(0, cpuListed)) console.log(`#   ${r.cpuS!.toFixed(1).padStart(6)} s  ${r.file}`);
+}
+
+/**
+ * CPU seconds of this process's children reaped so far (cutime + cstime in /proc/self/stat): read
+ * as each file's process is reaped, the growth since the last read is that file's. Files that
+ * end at the same instant may share one reading; undefined where there is no /proc.
+ */
+function reapedCpuSeconds(): number | undefined {
+  try {
+    // The fields after the command's closing parenthesis; cutime and cstime are the 14th and 15th.
+    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[13]) + Number(fields[14])) / USER_HZ;
+  } catch {
+    return undefined;
+  }
 }
 
 function runFile(file: string): Promise<FileResult> {
@@ -96,11 +130,17 @@ function runFile(file: string): Promise<FileResult> {
   return new Promise((done) => {
     child.once('error', (err) => { output += `\n# run-suite: ${err.message}\n`; });
     // At its exit, whatever it left running goes too: a stray child would hold the pipes open.
-    child.once('exit', () => killGroup(child.pid!));
+    let cpuS: number | undefined;
+    child.once('exit', () => {
+      killGroup(child.pid!);
+      const reaped = reapedCpuSeconds();
+      if (reaped !== undefined && reapedBefore !== undefined) cpuS = reaped - reapedBefore;
+      reapedBefore = reaped;
+    });
     child.once('close', (code, signal) => {
       clearTimeout(limit);
       running.delete(child.pid!);
-      done(resultOf(file, output, code, signal, Date.now() - started));
+      done({ ...resultOf(file, output, code, signal, Date.now() - started), cpuS });
     });
   });
 }

@@ -1,7 +1,8 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { eventWithin, exitWithin, waitFor, withDeadline } from './helpers/deadline.js';
 
@@ -35,6 +36,25 @@ t.test('every test file has a finite file-level timeout', async (t) => {
   t.match(runner, /const hardLimitMs = 15 \* 60_000;/, 'and kills a file hung past tap\'s own timer');
   t.notMatch(script + runner, /--timeout[= ]0\b|--no-timeout|TAP_TIMEOUT=0\b/, 'the runner does not switch it off');
   t.same(offenders(/\bt\.setTimeout\(\s*0\s*\)/), [], 'no test file switches it off either');
+});
+
+t.test('the runner lists the files that used the most CPU', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-runner-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const burner = join(dir, 'burner.test.js');
+  writeFileSync(burner, [
+    'const end = Date.now() + 600;',
+    'while (Date.now() < end);',
+    "console.log('TAP version 14\\nok 1 - burned 0.6 s of CPU\\n1..1\\n# { total: 1, pass: 1 }\\n# time=600ms');",
+  ].join('\n'));
+  const runner = spawn(process.execPath, [join(root, 'dist/test/run-suite.js'), '--jobs=1', burner], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  runner.stdout.on('data', (d: Buffer) => { out += d.toString(); });
+  const code = await withDeadline('the runner to run one file', new Promise<number | null>((done) => runner.once('close', done)), 60_000);
+  t.equal(code, 0, `the runner passes the file:\n${out}`);
+  const listed = out.match(/^#\s+([\d.]+) s\s+\S*burner\.test\.js$/m);
+  t.ok(listed, `the file is listed by its CPU:\n${out}`);
+  t.ok(Number(listed?.[1]) >= 0.4, `with the CPU it used (${listed?.[1]} s of about 0.6)`);
 });
 
 t.test('waits are bounded by the one shared helper, not copies', async (t) => {
