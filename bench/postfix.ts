@@ -7,6 +7,7 @@ import { chownSync, chmodSync, closeSync, copyFileSync, existsSync, mkdirSync, o
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { freePort } from '../test/helpers/ports.js';
+import { procCpuSeconds } from '../test/helpers/proc-cpu.js';
 
 export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
   const until = Date.now() + timeoutMs;
@@ -95,7 +96,6 @@ function sentCounter(log: string): () => number {
  */
 export function childCpuSeconds(pid: number | undefined, mainThread = false): number {
   if (pid === undefined) return 0;
-  const fields = readFileSync(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
+  return procCpuSeconds(mainThread ? `/proc/${pid}/task/${pid}/stat` : `/proc/${pid}/stat`).own;
 }
 

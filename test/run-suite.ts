@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { procCpuSeconds } from './helpers/proc-cpu.js';
 
 // The suite's runner (scripts/test.sh calls it): each compiled test file runs in its own plain
 // `node` process, `--jobs` at a time, and prints TAP as any tap test file does; this prints one
@@ -46,9 +47,6 @@ interface FileResult {
 
 /** Files listed by their CPU at the end: where to look first when the suite grows slow. */
 const cpuListed = 10;
-
-/** /proc's unit of CPU time: 100 a second on every Linux architecture Node runs on. */
-const USER_HZ = 100;
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { jobs: { type: 'string', default: '2' } } });
 const jobs = Math.max(1, Number(values.jobs) || 2);
@@ -98,15 +96,13 @@ function reportCpu(results: readonly FileResult[]): void {
 }
 
 /**
- * CPU seconds of this process's children reaped so far (cutime + cstime in /proc/self/stat): read
+ * CPU seconds of this process's children reaped so far (from /proc/self/stat): read
  * as each file's process is reaped, the growth since the last read is that file's. Files that
  * end at the same instant may share one reading; undefined where there is no /proc.
  */
 function reapedCpuSeconds(): number | undefined {
   try {
-    // The fields after the command's closing parenthesis; cutime and cstime are the 14th and 15th.
-    const fields = readFileSync('/proc/self/stat', 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[13]) + Number(fields[14])) / USER_HZ;
+    return procCpuSeconds('/proc/self/stat').reapedChildren;
   } catch {
     return undefined;
   }

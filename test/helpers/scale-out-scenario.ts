@@ -56,8 +56,6 @@ export async function twoNodesKilledTwice(t: Test, rig: ScaleRig, { messages, se
 
   await waitFor('the queue to drain', async () => { const s = await rig.states(); return !s.queued && !s.submitting && s; }, 120_000, 200);
   const states = await rig.states();
-  // Figures for the log only: each is asserted below.
-  t.comment(`states ${JSON.stringify(states)}; attempts logged: a ${JSON.stringify(a.attempts())}, b ${JSON.stringify(b.attempts())}; peak data phases at the MX ${rig.mx.peakData}`);
 
   const accepted = rig.mx.accepted();
   const rows = await rig.db.selectFrom('email_recipients').innerJoin('emails', 'emails.id', 'email_recipients.email_id')
@@ -67,11 +65,12 @@ export async function twoNodesKilledTwice(t: Test, rig: ScaleRig, { messages, se
   t.same(rows.filter((r) => r.state === 'delivered' && accepted.get(r.message_id) !== 1), [], 'every message svc calls delivered reached the MX exactly once');
   const known = new Set(rows.map((r) => r.message_id));
   t.same([...accepted.keys()].filter((id) => !known.has(id)), [], 'the MX took nothing svc did not send');
-  t.same(Object.keys(states).filter((s) => s !== 'delivered' && s !== 'ambiguous'), [], 'nothing queued, submitting, failed or bounced: none lost');
+  t.same(Object.keys(states).filter((s) => s !== 'delivered' && s !== 'ambiguous'), [], `nothing queued, submitting, failed or bounced: none lost (${JSON.stringify(states)})`);
   const ambiguous = states.ambiguous ?? 0;
   t.ok(ambiguous <= 2 * settings.concurrency, `only the killed node's data phases are ambiguous (${ambiguous}, at most ${2 * settings.concurrency})`);
   t.equal((states.delivered ?? 0) + ambiguous, messages, 'every message delivered, or ambiguous and never resent');
   t.ok(rig.mx.peakData <= settings.perDomainConnections, `at most ${settings.perDomainConnections} transactions at the MX at once across both nodes (${rig.mx.peakData})`);
-  t.ok((a.attempts().delivered ?? 0) > 0 && (b.attempts().delivered ?? 0) > 0, 'both nodes delivered');
+  const attempts = { a: a.attempts(), b: b.attempts() };
+  t.ok((attempts.a.delivered ?? 0) > 0 && (attempts.b.delivered ?? 0) > 0, `both nodes delivered (attempts logged: ${JSON.stringify(attempts)})`);
   return { delivered: states.delivered ?? 0, ambiguous, atMx: accepted.size };
 }
