@@ -9,13 +9,14 @@ import { startFakeMx } from '../helpers/fake-mx.js';
 import { call } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
 import { waitFor } from '../helpers/deadline.js';
-import { eventsOf, mailZone, mutableClock } from '../helpers/email-fixtures.js';
+import { eventsOf, mailZone } from '../helpers/email-fixtures.js';
+import { testClock } from '../helpers/test-clock.js';
 
 // Sent attachments (15-minute signed download links) and share links (a secret URL returned
 // once, only its hash kept; unknown, expired and revoked answer the same 404).
 const dns = await mailZone();
 const mx = await startFakeMx();
-const clock = mutableClock();
+const clock = testClock();
 const app = await startTestAppliance({
   clock, roles: ['api', 'outbound'],
   env: { SVC_DNS_SERVERS: dns.address, SVC_DNS_CACHE_TTL_S: '0', SVC_OUTBOUND_PORT: String(mx.port), SVC_RATE_LIMIT_BURST: '100000', SVC_RATE_LIMIT_PER_SECOND: '100000' },

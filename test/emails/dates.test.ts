@@ -4,7 +4,8 @@ import { parseInstant } from '../../core/time.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { call } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
-import { mailZone, mutableClock } from '../helpers/email-fixtures.js';
+import { mailZone } from '../helpers/email-fixtures.js';
+import { testClock } from '../helpers/test-clock.js';
 
 // Dates are read by luxon: a day the month does not have is no date. `new Date()` used to move
 // 2026-02-30T09:00:00Z to March 2 — ten days after this clock, inside the scheduling window, so the
@@ -23,7 +24,7 @@ t.test('the parsers refuse a day the month does not have, an hour 25, a second 6
 });
 
 const dns = await mailZone();
-const clock = mutableClock(now);
+const clock = testClock(now);
 const app = await startTestAppliance({ clock, env: { SVC_DNS_SERVERS: dns.address } });
 t.teardown(async () => { await app.stop(); await dns.stop(); });
 const team = await app.newTeam('Calendar');

@@ -7,7 +7,8 @@ import { waitFor } from '../helpers/deadline.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
 import { call } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
-import { eventsOf, mailZone, mutableClock } from '../helpers/email-fixtures.js';
+import { eventsOf, mailZone } from '../helpers/email-fixtures.js';
+import { testClock } from '../helpers/test-clock.js';
 
 // The outbound MTA end to end: API → queue → MIME + DKIM → the recipient's MX (a scripted
 // smtp-server on loopback, found through the test DNS server) → rules → events.
@@ -16,7 +17,7 @@ const mx = await startFakeMx({ dns: dns.address });
 // fallback.net: its preferred MX resolves to an address nothing listens on.
 dns.set('fallback.net', [{ type: 'MX', exchange: 'dead.fallback.net', priority: 5 }, { type: 'MX', exchange: 'mx.fallback.net', priority: 20 }]);
 dns.set('dead.fallback.net', [{ type: 'A', value: '127.0.0.3' }]);
-const clock = mutableClock();
+const clock = testClock();
 const app = await startTestAppliance({
   clock, roles: ['api', 'outbound'],
   env: {

@@ -4,7 +4,8 @@ import { startTestAppliance } from '../helpers/appliance.js';
 import { waitFor } from '../helpers/deadline.js';
 import { call } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
-import { mailZone, mutableClock } from '../helpers/email-fixtures.js';
+import { mailZone } from '../helpers/email-fixtures.js';
+import { testClock } from '../helpers/test-clock.js';
 
 // Idempotency-Key: 24 h replay of the original answer, 409s for a different request or one in
 // flight, 400 for a bad length, and no duplicate even when Redis forgets.
@@ -85,7 +86,7 @@ t.test('without the Redis marker the database still lets only one through', asyn
   const db = app.appliance.services.database.db;
   // Redis that has lost every marker: each request believes it is alone.
   const forgetful = { set: async () => 'OK', del: async () => 1 } as never;
-  const deps = { db, redis: forgetful, clock: mutableClock() };
+  const deps = { db, redis: forgetful, clock: testClock() };
   const key = 'key-nomarker';
   const outer = await runIdempotent(deps, team.teamId, key, 'digest-1', async (remember) => {
     // While this request works, another with the same key runs start to finish.
@@ -109,7 +110,7 @@ t.test('keys belong to a team, and expire after 24 hours', async (t) => {
   t.equal(theirs.status, 200, "another team's key is unrelated");
   t.not(theirs.body?.id, mine.body.id);
 
-  const clock = mutableClock();
+  const clock = testClock();
   const deps = { db: app.appliance.services.database.db, redis: app.appliance.services.redis, clock };
   let n = 0;
   const work = async (remember: (trx: never, s: number, b: unknown) => Promise<void>) => {

@@ -5,7 +5,8 @@ import type { JobsRole } from '../../bin/roles/jobs.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { call } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
-import { eventsOf, mailZone, mutableClock } from '../helpers/email-fixtures.js';
+import { eventsOf, mailZone } from '../helpers/email-fixtures.js';
+import { testClock } from '../helpers/test-clock.js';
 
 t.test('scheduled_at grammar (UTC), 1 minute to 30 days ahead', async (t) => {
   const now = new Date('2026-05-06T10:00:00Z'); // a Wednesday
@@ -37,7 +38,7 @@ t.test('scheduled_at grammar (UTC), 1 minute to 30 days ahead', async (t) => {
 });
 
 const dns = await mailZone();
-const clock = mutableClock(new Date('2026-05-06T10:00:00Z'));
+const clock = testClock(new Date('2026-05-06T10:00:00Z'));
 const app = await startTestAppliance({
   clock, roles: ['api', 'jobs'],
   env: { SVC_DNS_SERVERS: dns.address, SVC_RATE_LIMIT_BURST: '100000', SVC_RATE_LIMIT_PER_SECOND: '100000' },

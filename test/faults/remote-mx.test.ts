@@ -8,7 +8,8 @@ import { call } from '../helpers/http.js';
 import { freePort } from '../helpers/ports.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
 import { waitFor } from '../helpers/deadline.js';
-import { eventsOf, mailZone, mutableClock } from '../helpers/email-fixtures.js';
+import { eventsOf, mailZone } from '../helpers/email-fixtures.js';
+import { testClock } from '../helpers/test-clock.js';
 
 // A remote MX that misbehaves, against svc's real outbound role: one misbehaving MX per
 // destination domain, each on its own loopback address (127.0.0.N) and the configured SMTP port.
@@ -43,7 +44,7 @@ for (const [i, f] of faults.entries()) {
   // trickle: one line every 500 ms, well inside the 2 s reply timeout, so only the transaction bound ends it.
   mxs.set(f.behaviour, await startHostileMx({ host, port, behaviour: f.behaviour, trickleMs: 500 }));
 }
-const clock = mutableClock();
+const clock = testClock();
 const app = await startTestAppliance({
   clock, roles: ['api', 'outbound'],
   env: {

@@ -2,7 +2,8 @@ import { Resend } from 'resend';
 import { startTestAppliance, type TestAppliance } from './appliance.js';
 import { addContact, campaignTeam, drainWork, parseMessage, type CampaignTeam } from './broadcasts.js';
 import { waitFor } from './deadline.js';
-import { mailZone, mutableClock, type MutableClock } from './email-fixtures.js';
+import { mailZone } from './email-fixtures.js';
+import { testClock, type TestClock } from './test-clock.js';
 import { startFakeMx, type FakeMx } from './fake-mx.js';
 import { call } from './http.js';
 import { trackingLinks } from './tracking.js';
@@ -15,7 +16,7 @@ import { startWebhookReceiver, type WebhookReceiver } from './webhook-receiver.j
 
 export interface EngagementRig {
   app: TestAppliance;
-  clock: MutableClock;
+  clock: TestClock;
   team: CampaignTeam;
   landing: WebhookReceiver;
   resend: Resend;
@@ -39,7 +40,7 @@ export async function startEngagementRig(options: { databaseUrl?: string } = {})
   const dns = await mailZone();
   const mx = await startFakeMx({ dns: dns.address });
   const landing = await startWebhookReceiver();
-  const clock = mutableClock();
+  const clock = testClock();
   const app = await startTestAppliance({
     clock, roles: ['api', 'outbound'], databaseUrl: options.databaseUrl,
     env: {

@@ -28,5 +28,3 @@ export async function mailZone(receiving: string[] = ['inbox-one.net', 'inbox-tw
   return dns;
 }
 
-// One hand-moved clock for the suite (test-clock.ts), under the name these helpers' users know.
-export { testClock as mutableClock, type TestClock as MutableClock } from './test-clock.js';

@@ -2,7 +2,8 @@ import { simpleParser } from 'mailparser';
 import type { TrackingService } from '../../core/tracking/index.js';
 import { startTestAppliance, type TestAppliance } from './appliance.js';
 import { waitFor } from './deadline.js';
-import { mailZone, mutableClock, type MutableClock } from './email-fixtures.js';
+import { mailZone } from './email-fixtures.js';
+import { testClock, type TestClock } from './test-clock.js';
 import { startFakeMx, type FakeMx, type ReceivedMessage } from './fake-mx.js';
 import { call } from './http.js';
 import { fakeSendingDomains, type FakeDomains } from './sending.js';
@@ -16,7 +17,7 @@ export interface TrackingRig {
   app: TestAppliance;
   mx: FakeMx;
   dns: TestDnsServer;
-  clock: MutableClock;
+  clock: TestClock;
   domains: FakeDomains;
   team: { token: string; teamId: string };
   tracking: TrackingService;
@@ -31,7 +32,7 @@ export interface TrackingRig {
 export async function startTrackingRig(options: { databaseUrl?: string; env?: Record<string, string> } = {}): Promise<TrackingRig> {
   const dns = await mailZone(['inbox-one.net', 'inbox-two.net']);
   const mx = await startFakeMx({ dns: dns.address });
-  const clock = mutableClock();
+  const clock = testClock();
   const app = await startTestAppliance({
     clock, roles: ['api', 'outbound'], databaseUrl: options.databaseUrl,
     env: {

@@ -2,7 +2,8 @@ import t from 'tap';
 import type { OutboundRole } from '../../bin/roles/outbound.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { waitFor } from '../helpers/deadline.js';
-import { mailZone, mutableClock } from '../helpers/email-fixtures.js';
+import { mailZone } from '../helpers/email-fixtures.js';
+import { testClock } from '../helpers/test-clock.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
 import { call } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
@@ -13,7 +14,7 @@ import { fakeSendingDomains } from '../helpers/sending.js';
 t.setTimeout(90_000);
 const dns = await mailZone(['inbox-one.net']);
 const mx = await startFakeMx({ dns: dns.address });
-const clock = mutableClock();
+const clock = testClock();
 const lines: Record<string, any>[] = [];
 const app = await startTestAppliance({
   clock, roles: ['api', 'outbound'],

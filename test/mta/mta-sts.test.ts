@@ -7,7 +7,8 @@ import { startFakeMx } from '../helpers/fake-mx.js';
 import { call } from '../helpers/http.js';
 import { startPolicyServer } from '../helpers/policy-server.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
-import { mailZone, mutableClock } from '../helpers/email-fixtures.js';
+import { mailZone } from '../helpers/email-fixtures.js';
+import { testClock } from '../helpers/test-clock.js';
 import { makeTestCa } from '../helpers/test-ca.js';
 
 // Outbound MTA-STS (RFC 8461) end to end: policies served over HTTPS on loopback (a certificate
@@ -39,7 +40,7 @@ publish('sts-cached.net', 'c1', 'enforce', ['*.sts-cached.net']);
 publish('sts-broken.net', 'b1', 'enforce', ['mx.sts-broken.net']);
 policyServer.policies.set('mta-sts.sts-broken.net', 404);
 
-const clock = mutableClock();
+const clock = testClock();
 const app = await startTestAppliance({
   clock, roles: ['api', 'outbound'],
   env: {

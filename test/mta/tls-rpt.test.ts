@@ -7,7 +7,8 @@ import { failedTlsResult, sessionTlsResult } from '../../mta/outbound/tls-result
 import { addTlsRptCounts, markTlsRptReported, mtaStsPolicy, pruneTlsRpt, saveMtaStsPolicy, tlsRptCountsOf, unreportedTlsRptDays, type TlsRptCountRow } from '../../storage/repos/index.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { waitFor } from '../helpers/deadline.js';
-import { mailZone, mutableClock } from '../helpers/email-fixtures.js';
+import { mailZone } from '../helpers/email-fixtures.js';
+import { testClock } from '../helpers/test-clock.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
 import { startPolicyServer } from '../helpers/policy-server.js';
 import { makeTestCa } from '../helpers/test-ca.js';
@@ -85,7 +86,7 @@ t.test('the jobs role sends each finished day once: mailto to the rua\'s MX, htt
   dns.set('_smtp._tls.rpt-https.net', [{ type: 'TXT', value: `v=TLSRPTv1; rua=https://collector.rpt-https.net:${collector.port}/tlsrpt` }]);
   dns.set('collector.rpt-https.net', [{ type: 'A', value: '127.0.0.1' }]);
   const mx = await startFakeMx();
-  const clock = mutableClock(new Date('2026-03-02T01:00:00Z'));
+  const clock = testClock(new Date('2026-03-02T01:00:00Z'));
   const app = await startTestAppliance({
     clock, roles: ['jobs'],
     env: {

@@ -4,7 +4,8 @@ import { roleLabel } from '../../bin/ops-metrics.js';
 import { roles } from '../../bin/role-names.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { waitFor } from '../helpers/deadline.js';
-import { mailZone, mutableClock } from '../helpers/email-fixtures.js';
+import { mailZone } from '../helpers/email-fixtures.js';
+import { testClock } from '../helpers/test-clock.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
 import { call } from '../helpers/http.js';
 import { freePort } from '../helpers/ports.js';
@@ -21,7 +22,7 @@ const dns = await mailZone(['inbox-one.net', 'inbox-two.net']);
 const mx = await startFakeMx({ dns: dns.address });
 const receiver = await startWebhookReceiver();
 const metricsPort = await freePort();
-const clock = mutableClock();
+const clock = testClock();
 const app = await startTestAppliance({
   clock, roles: ['api', 'outbound'],
   env: {

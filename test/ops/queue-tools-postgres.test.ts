@@ -3,7 +3,8 @@ import { runAdmin } from '../../bin/admin-commands.js';
 import type { OutboundRole } from '../../bin/roles/outbound.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { waitFor } from '../helpers/deadline.js';
-import { eventsOf, mailZone, mutableClock } from '../helpers/email-fixtures.js';
+import { eventsOf, mailZone } from '../helpers/email-fixtures.js';
+import { testClock } from '../helpers/test-clock.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
 import { call } from '../helpers/http.js';
 import { createTestDatabase } from '../helpers/postgres.js';
@@ -15,7 +16,7 @@ t.setTimeout(120_000);
 const pg = await createTestDatabase();
 const dns = await mailZone(['inbox-one.net']);
 const mx = await startFakeMx({ dns: dns.address });
-const clock = mutableClock();
+const clock = testClock();
 const app = await startTestAppliance({
   databaseUrl: pg.url, clock, roles: ['api', 'outbound'],
   env: { SVC_DNS_SERVERS: dns.address, SVC_DNS_CACHE_TTL_S: '0', SVC_OUTBOUND_PORT: String(mx.port) },

@@ -8,7 +8,8 @@ import type { AttemptTraceLine } from '../../core/emails/index.js';
 import { connectRedis } from '../../storage/redis/index.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { waitFor, withDeadline } from '../helpers/deadline.js';
-import { eventsOf, mailZone, mutableClock } from '../helpers/email-fixtures.js';
+import { eventsOf, mailZone } from '../helpers/email-fixtures.js';
+import { testClock } from '../helpers/test-clock.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
 import { call } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
@@ -18,7 +19,7 @@ import { fakeSendingDomains } from '../helpers/sending.js';
 t.setTimeout(180_000);
 const dns = await mailZone(['inbox-one.net', 'inbox-two.net']);
 const mx = await startFakeMx({ dns: dns.address });
-const clock = mutableClock();
+const clock = testClock();
 const app = await startTestAppliance({
   clock, roles: ['api', 'outbound'],
   env: { SVC_DNS_SERVERS: dns.address, SVC_DNS_CACHE_TTL_S: '0', SVC_OUTBOUND_PORT: String(mx.port), SVC_OUTBOUND_REPLY_TIMEOUT_S: '3' },

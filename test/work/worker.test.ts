@@ -8,7 +8,7 @@ import { durableWorker, type WorkHandler } from '../../core/work/index.js';
 import { openDatabase, type Database, type Db } from '../../storage/sql/index.js';
 import { eventsRepo } from '../../storage/repos/index.js';
 import { workRepo } from '../../storage/repos/index.js';
-import { mutableClock } from '../helpers/email-fixtures.js';
+import { testClock } from '../helpers/test-clock.js';
 import { eventWithin, exitWithin, waitFor } from '../helpers/deadline.js';
 import { openPgFixture } from '../helpers/pg-rows.js';
 
@@ -49,7 +49,7 @@ async function suite(t: Test, name: string, open: () => Promise<Database>) {
   const database = await open();
   const db = database.db;
   t.teardown(() => database.close());
-  const clock = mutableClock();
+  const clock = testClock();
   const worker = (handler = counter(), leaseMs = 30_000) => durableWorker({ db, clock, logger: silent, handlers: [handler], leaseMs, concurrency: 4, stepsPerTurn: 10 });
 
   t.test(`${name}: steps commit with their cursor; enqueueing a key twice is one item`, async (t) => {
@@ -149,7 +149,7 @@ t.test('PostgreSQL', async (t) => {
   await suite(t, 'postgres', async () => fixture.database);
   t.test('two pools claiming at once never share an item', async (t) => {
     const other = await fixture.other();
-    const clock = mutableClock();
+    const clock = testClock();
     const make = (db: Db) => durableWorker({ db, clock, logger: silent, handlers: [counter()], leaseMs: 30_000, concurrency: 8, stepsPerTurn: 1 });
     const [a, b] = [make(fixture.database.db), make(other.db)];
     for (const i of range(20)) await a.enqueue('count', `pool-${i}`, { total: 5 });
