@@ -12,7 +12,7 @@ export interface ConsentRepo {
   detachContact(teamId: string, contactId: string): Promise<number>;
   /** A contact's records, oldest first. */
   ofContact(teamId: string, contactId: string): Promise<ConsentRecordRow[]>;
-  /** Records under an address hash, oldest first (the proof of an opt-out after erasure). */
+  /** An erased contact's records under its address hash, oldest first (the proof of an opt-out). */
   ofHash(teamId: string, emailHash: string): Promise<ConsentRecordRow[]>;
 }
 
@@ -36,6 +36,7 @@ export function consentRepo(db: Db): ConsentRepo {
     ofContact: (teamId, contactId) => db.selectFrom('consent_records').selectAll()
       .where('contact_id', '=', contactId).where('team_id', '=', teamId).orderBy('id').execute(),
     ofHash: (teamId, emailHash) => db.selectFrom('consent_records').selectAll()
-      .where('team_id', '=', teamId).where('email_hash', '=', emailHash).orderBy('id').execute(),
+      .where('team_id', '=', teamId).where('email_hash', '=', emailHash).where('contact_id', 'is', null)
+      .orderBy('id').execute(),
   };
 }
