@@ -1,4 +1,6 @@
 import { sql } from 'kysely';
+import { insertRows } from '../sql/chunked.js';
+import { shapedStatement } from '../sql/compiled.js';
 import type { Db } from '../sql/db.js';
 import { likeOperator } from '../sql/dialect.js';
 import { containsPattern, paginate, type Page, type PageQuery } from '../sql/paginate.js';
@@ -43,9 +45,11 @@ const summaryColumns = [
 
 export function receivedRepo(db: Db): ReceivedRepo {
   const repo: ReceivedRepo = {
+    // The statements of every received message are compiled once (sql/compiled.ts, chunked.ts):
+    // building them per message was a few % of the inbound process's CPU.
     async insert(row, attachments) {
-      await db.insertInto('received_emails').values(row).execute();
-      if (attachments.length > 0) await db.insertInto('received_attachments').values([...attachments]).execute();
+      await insertRows(db, 'received_emails', [row]);
+      if (attachments.length > 0) await insertRows(db, 'received_attachments', attachments);
       if (row.dropped_reason === null) await repo.addUsage(row.team_id, row.raw_size, 1);
     },
     byId: (teamId, id) =>
@@ -75,22 +79,27 @@ export function receivedRepo(db: Db): ReceivedRepo {
       return row;
     },
     async keptSince(teamId, since) {
-      const r = await db.selectFrom('received_emails').select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('team_id', '=', teamId).where('created_at', '>=', since).where('dropped_reason', 'is', null).executeTakeFirst();
+      const count = shapedStatement(db, 'received.keptSince', (m) => db.selectFrom('received_emails')
+        .select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('team_id', '=', m('team')).where('created_at', '>=', m('since')).where('dropped_reason', 'is', null));
+      const r = (await count(db, { team: teamId, since })).rows[0] as { n?: number } | undefined;
       return Number(r?.n ?? 0);
     },
     async keptBytes(teamId) {
-      const r = await db.selectFrom('received_usage').select('kept_bytes').where('team_id', '=', teamId).executeTakeFirst();
+      const select = shapedStatement(db, 'received.keptBytes', (m) => db.selectFrom('received_usage').select('kept_bytes')
+        .where('team_id', '=', m('team')));
+      const r = (await select(db, { team: teamId })).rows[0] as { kept_bytes?: number } | undefined;
       return Number(r?.kept_bytes ?? 0);
     },
     async addUsage(teamId, bytes, count) {
-      await db.insertInto('received_usage').values({ team_id: teamId, kept_bytes: bytes, kept_count: count })
+      const upsert = shapedStatement(db, 'received.addUsage', (m) => db.insertInto('received_usage')
+        .values({ team_id: m('team'), kept_bytes: m('bytes') as unknown as number, kept_count: m('count') as unknown as number })
         .onConflict((oc) => oc.column('team_id').doUpdateSet({
           // Qualified: PostgreSQL finds a bare name ambiguous here (the table's or excluded's).
-          kept_bytes: sql`received_usage.kept_bytes + ${bytes}`,
-          kept_count: sql`received_usage.kept_count + ${count}`,
-        }))
-        .execute();
+          kept_bytes: sql`received_usage.kept_bytes + excluded.kept_bytes`,
+          kept_count: sql`received_usage.kept_count + excluded.kept_count`,
+        })));
+      await upsert(db, { team: teamId, bytes, count });
     },
     async insertReport(row) {
       await db.insertInto('received_reports').values(row).execute();

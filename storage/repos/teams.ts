@@ -1,3 +1,4 @@
+import { shapedStatement } from '../sql/compiled.js';
 import type { Db } from '../sql/db.js';
 import type { TeamRow } from '../sql/tables.js';
 
@@ -33,7 +34,11 @@ export function teamsRepo(db: Db): TeamsRepo {
     async insert(row) {
       await db.insertInto('teams').values(row).execute();
     },
-    byId: (id) => db.selectFrom('teams').select(teamColumns).where('id', '=', id).executeTakeFirst(),
+    // Compiled once: every received message and many requests read their team.
+    async byId(id) {
+      const select = shapedStatement(db, 'teams.byId', (m) => db.selectFrom('teams').select(teamColumns).where('id', '=', m('id')));
+      return (await select(db, { id })).rows[0] as TeamRow | undefined;
+    },
     byName: (name) => db.selectFrom('teams').select(teamColumns).where('name', '=', name).execute(),
     slugTaken: async (slug) => (await db.selectFrom('teams').select('id').where('slug', '=', slug).executeTakeFirst()) !== undefined,
     list: () => db.selectFrom('teams').select(teamColumns).orderBy('id', 'desc').execute(),
