@@ -4,8 +4,8 @@
 // Postfix's own smtpd (a private instance whose 250 means the queue file is fsynced — the same
 // durability promise) and on Postfix's `smtp-sink` (accepts and discards: the loopback ceiling).
 // Targets alternate round by round on this shared, noisy machine; medians and the svc/Postfix ratio
-// are what to read. Also printed: svc's peak RSS (this process hosts the appliance; smtp-source runs
-// as a child).
+// are what to read. Also printed: svc's peak RSS and its CPU a message (this process hosts the
+// appliance and the DNS server its checks ask; smtp-source runs as a child).
 //
 // Needs the Debian postfix package (smtp-source, smtp-sink, postfix); run as root without it, this
 // script installs it with apt-get. Tuning (environment): BENCH_ROUNDS (3), BENCH_MESSAGES (4000),
@@ -135,8 +135,9 @@ async function startSvc(name: string, env: Record<string, string>): Promise<{ ta
  * One smtp-source run; answers messages per second (smtp-source exits after the last 250). It runs
  * as an async child: svc is served by this very process, so nothing here may block the event loop.
  */
-async function drive(target: Target): Promise<{ rate: number; ok: boolean }> {
+async function drive(target: Target): Promise<{ rate: number; ok: boolean; cpuUs: number }> {
   const before = target.committed?.();
+  const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const child = spawn('smtp-source', [
     '-d', '-s', String(SESSIONS), '-l', String(SIZE), '-m', String(MESSAGES), '-M', 'client.bench.local',
@@ -148,7 +149,8 @@ async function drive(target: Target): Promise<{ rate: number; ok: boolean }> {
   const seconds = (performance.now() - started) / 1000;
   if (code !== 0) throw new Error(`smtp-source against ${target.name} failed: ${stderr}`);
   const committed = target.committed ? target.committed() - before! : MESSAGES;
-  return { rate: MESSAGES / seconds, ok: committed === MESSAGES };
+  const cpu = process.cpuUsage(cpuBefore);
+  return { rate: MESSAGES / seconds, ok: committed === MESSAGES, cpuUs: (cpu.user + cpu.system) / MESSAGES };
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -177,16 +179,23 @@ async function main(): Promise<number> {
 
     console.log(`smtp-source: ${SESSIONS} sessions, ${SIZE}-byte messages, ${MESSAGES} per run, connections reused; ${ROUNDS} rounds\n`);
     const rates = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+    const cpus = new Map<string, number[]>(targets.map((t) => [t.name, []]));
     for (let round = 1; round <= ROUNDS; round++) {
       for (const target of targets) {
-        const { rate, ok } = await drive(target);
+        const { rate, ok, cpuUs } = await drive(target);
         if (!ok) throw new Error(`${target.name}: not every accepted message was committed`);
         rates.get(target.name)!.push(rate);
-        console.log(`round ${round}  ${target.name.padEnd(18)} ${rate.toFixed(0).padStart(6)} msg/s`);
+        // svc runs in this process: its CPU a message is steadier than the rate on shared cores.
+        const cpu = target.committed ? `  process CPU ${cpuUs.toFixed(0)} µs a message` : '';
+        if (target.committed) cpus.get(target.name)!.push(cpuUs);
+        console.log(`round ${round}  ${target.name.padEnd(18)} ${rate.toFixed(0).padStart(6)} msg/s${cpu}`);
       }
     }
     console.log('\nmedian msg/s accepted (svc: accepted and committed; every 250 counted in SQLite)');
-    for (const [name, values] of rates) console.log(`  ${name.padEnd(18)} ${median(values).toFixed(0).padStart(6)}`);
+    for (const [name, values] of rates) {
+      const cpu = cpus.get(name)!.length ? `   process CPU ${median(cpus.get(name)!).toFixed(0)} µs a message` : '';
+      console.log(`  ${name.padEnd(18)} ${median(values).toFixed(0).padStart(6)}${cpu}`);
+    }
     const ratio = median(rates.get('svc')!) / median(rates.get('postfix smtpd')!);
     console.log(`\nsvc / postfix smtpd (both fsync before 250): ${ratio.toFixed(2)}`);
     console.log(`svc process peak RSS: ${peakRssMiB().toFixed(0)} MiB`);
