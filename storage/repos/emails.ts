@@ -78,7 +78,11 @@ export function emailsRepo(db: Db): EmailsRepo {
     insertAccepted: (accepted) => insertAcceptedMany([accepted]),
     insertAcceptedMany,
     byId: (teamId, id) => db.selectFrom('emails').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),
-    byIdAnyTeam: (id) => db.selectFrom('emails').selectAll().where('id', '=', id).executeTakeFirst(),
+    // Compiled once: the outbound process reads each email it delivers by id.
+    async byIdAnyTeam(id) {
+      const select = shapedStatement(db, 'emails.byIdAnyTeam', (m) => db.selectFrom('emails').selectAll().where('id', '=', m('id')));
+      return (await select(db, { id })).rows[0] as EmailRow | undefined;
+    },
     recipients: (emailId) => db.selectFrom('email_recipients').selectAll().where('email_id', '=', emailId).orderBy('idx').execute(),
     tags: (emailId) => db.selectFrom('email_tags').selectAll().where('email_id', '=', emailId).execute(),
     attachments: (emailId) => db.selectFrom('email_attachments').selectAll().where('email_id', '=', emailId).orderBy('idx').execute(),

@@ -80,6 +80,24 @@ for (const engine of engines) {
     t.ok(await changeRecipient(engine.second, id!, ['queued'], submitting, iso(), 'node-b'), 'the new owner can');
   });
 
+  t.test(`${engine.name}: rows passed over are not claimed, whatever their count, and the limit holds`, async (t) => {
+    const region = `skip-${newId()}`;
+    const ids = await queueOf(engine.first, region, 12);
+    const claimAt = (owner: string, limit: number, skip: readonly string[]) =>
+      inRelaxedWriteTransaction(engine.first, (trx) => claimDueRecipients(trx, [region], iso(), lease(owner), limit, skip));
+    // Three passed over: the statement's list is padded to four with the last one repeated.
+    const skipped = ids.slice(0, 3);
+    const first = (await claimAt('node-a', 4, skipped)).map((r) => r.id);
+    t.equal(first.length, 4, 'the limit holds');
+    t.notOk(first.some((id) => skipped.includes(id)), 'none of the three passed over');
+    // Five passed over (padded to eight), two of them already held: the rest, never one of the five.
+    const second = await claimAt('node-b', 50, [...skipped, first[0]!, first[1]!]);
+    const rest = ids.filter((id) => !skipped.includes(id) && !first.includes(id));
+    t.same(second.map((r) => r.id).sort(), rest.sort(), 'the five left, none passed over, none already held');
+    const third = await claimAt('node-c', 50, []);
+    t.same(third.map((r) => r.id).sort(), skipped.sort(), 'with nothing passed over, the three are claimed at last');
+  });
+
   t.test(`${engine.name}: held, scheduled and future rows are never claimed`, async (t) => {
     const region = `held-${newId()}`;
     await queueOf(engine.first, region, 3, { state: 'held' });
