@@ -1,3 +1,4 @@
+import { shapedRows } from '../sql/compiled.js';
 import type { Db } from '../sql/db.js';
 import type { DkimKeyRow, DomainClaimRow, DomainRow } from './domains-tables.js';
 import { paginate, type Page, type PageQuery } from '../sql/paginate.js';
@@ -57,7 +58,9 @@ export function domainsRepo(db: Db): DomainsRepo {
       await db.deleteFrom('domains').where('id', '=', id).execute();
     },
     liveCopies: (name) => live().where('name', '=', name).orderBy('id').execute(),
-    owner: (name) => live().where('name', '=', name).where('owner_verified_at', 'is not', null).executeTakeFirst(),
+    // Compiled once, as keys below: every send reads its domain's holder and DKIM keys.
+    owner: async (name) => (await shapedRows<DomainRow>(db, 'domains.owner', (m) => live().where('name', '=', m('name'))
+      .where('owner_verified_at', 'is not', null), { name }))[0],
     ownerByReceivingName: (receivingName) =>
       live().where('receiving_name', '=', receivingName).where('owner_verified_at', 'is not', null).executeTakeFirst(),
     claimantsByReceivingName: (receivingName) => live().where('receiving_name', '=', receivingName).execute(),
@@ -74,7 +77,8 @@ export function domainsRepo(db: Db): DomainsRepo {
     async insertKey(row) {
       await db.insertInto('domain_dkim_keys').values(row).execute();
     },
-    keys: (domainId) => db.selectFrom('domain_dkim_keys').selectAll().where('domain_id', '=', domainId).orderBy('id').execute(),
+    keys: (domainId) => shapedRows<DkimKeyRow>(db, 'domains.keys', (m) => db.selectFrom('domain_dkim_keys').selectAll()
+      .where('domain_id', '=', m('domain')).orderBy('id'), { domain: domainId }),
     async updateKey(id, patch) {
       await db.updateTable('domain_dkim_keys').set(patch).where('id', '=', id).execute();
     },

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { insertRows } from '../sql/chunked.js';
-import { shapedStatement } from '../sql/compiled.js';
+import { shapedRows, shapedStatement } from '../sql/compiled.js';
 import type { Db } from '../sql/db.js';
 import { likeOperator } from '../sql/dialect.js';
 import type { EmailAttachmentRow, EmailRecipientRow, EmailRow, EmailTagRow } from './emails-tables.js';
@@ -78,11 +78,9 @@ export function emailsRepo(db: Db): EmailsRepo {
     insertAccepted: (accepted) => insertAcceptedMany([accepted]),
     insertAcceptedMany,
     byId: (teamId, id) => db.selectFrom('emails').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),
-    // Compiled once: the outbound process reads each email it delivers by id.
-    async byIdAnyTeam(id) {
-      const select = shapedStatement(db, 'emails.byIdAnyTeam', (m) => db.selectFrom('emails').selectAll().where('id', '=', m('id')));
-      return (await select(db, { id })).rows[0] as EmailRow | undefined;
-    },
+    // Compiled once, as the send path's reads below: the outbound process reads each email it delivers.
+    byIdAnyTeam: async (id) => (await shapedRows<EmailRow>(db, 'emails.byIdAnyTeam', (m) => db.selectFrom('emails').selectAll()
+      .where('id', '=', m('id')), { id }))[0],
     recipients: (emailId) => db.selectFrom('email_recipients').selectAll().where('email_id', '=', emailId).orderBy('idx').execute(),
     tags: (emailId) => db.selectFrom('email_tags').selectAll().where('email_id', '=', emailId).execute(),
     attachments: (emailId) => db.selectFrom('email_attachments').selectAll().where('email_id', '=', emailId).orderBy('idx').execute(),
@@ -106,11 +104,13 @@ export function emailsRepo(db: Db): EmailsRepo {
       return paginate(db, q, 'id', page);
     },
     async bulkRecipients(teamId, contentHash, since) {
-      const row = await db.selectFrom('emails').select(sql<number>`coalesce(sum(recipient_count), 0)`.as('n'))
-        .where('team_id', '=', teamId).where('content_hash', '=', contentHash).where('created_at', '>=', since)
+      const [row] = await shapedRows<{ n: number }>(db, 'emails.bulkRecipients', (m) => db.selectFrom('emails')
+        .select(sql<number>`coalesce(sum(recipient_count), 0)`.as('n'))
+        .where('team_id', '=', m('team')).where('content_hash', '=', m('hash')).where('created_at', '>=', m('since'))
         // A literal, not a bound value: the partial index emails_bulk_counted (migration 032) is
         // used only when the query states its condition as written.
-        .where(sql<boolean>`has_unsubscribe = 0`).where('status', '!=', 'canceled').executeTakeFirst();
+        .where(sql<boolean>`has_unsubscribe = 0`).where('status', '!=', m('canceled') as EmailRow['status']),
+      { team: teamId, hash: contentHash, since, canceled: 'canceled' });
       return Number(row?.n ?? 0);
     },
     async bulkWarned(teamId, contentHash, day) {
@@ -128,8 +128,8 @@ export function emailsRepo(db: Db): EmailsRepo {
         .onConflict((oc) => oc.columns(['address', 'team_id']).doUpdateSet({ rejected_at: at })).execute();
     },
     async rejections(address, teamId, since) {
-      const rows = await db.selectFrom('rejected_addresses').select('team_id').where('address', '=', address)
-        .where('rejected_at', '>=', since).execute();
+      const rows = await shapedRows<{ team_id: string }>(db, 'emails.rejections', (m) => db.selectFrom('rejected_addresses')
+        .select('team_id').where('address', '=', m('address')).where('rejected_at', '>=', m('since')), { address, since });
       return { own: rows.some((r) => r.team_id === teamId), teams: rows.length };
     },
     async rejectionsOf(addresses, since) {

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { insertRows } from '../sql/chunked.js';
-import { shapedStatement } from '../sql/compiled.js';
+import { shapedRows, shapedStatement } from '../sql/compiled.js';
 import type { Db } from '../sql/db.js';
 import { likeOperator } from '../sql/dialect.js';
 import { containsPattern, paginate, type Page, type PageQuery } from '../sql/paginate.js';
@@ -79,16 +79,14 @@ export function receivedRepo(db: Db): ReceivedRepo {
       return row;
     },
     async keptSince(teamId, since) {
-      const count = shapedStatement(db, 'received.keptSince', (m) => db.selectFrom('received_emails')
+      const [r] = await shapedRows<{ n: number }>(db, 'received.keptSince', (m) => db.selectFrom('received_emails')
         .select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('team_id', '=', m('team')).where('created_at', '>=', m('since')).where('dropped_reason', 'is', null));
-      const r = (await count(db, { team: teamId, since })).rows[0] as { n?: number } | undefined;
+        .where('team_id', '=', m('team')).where('created_at', '>=', m('since')).where('dropped_reason', 'is', null), { team: teamId, since });
       return Number(r?.n ?? 0);
     },
     async keptBytes(teamId) {
-      const select = shapedStatement(db, 'received.keptBytes', (m) => db.selectFrom('received_usage').select('kept_bytes')
-        .where('team_id', '=', m('team')));
-      const r = (await select(db, { team: teamId })).rows[0] as { kept_bytes?: number } | undefined;
+      const [r] = await shapedRows<{ kept_bytes: number }>(db, 'received.keptBytes', (m) => db.selectFrom('received_usage')
+        .select('kept_bytes').where('team_id', '=', m('team')), { team: teamId });
       return Number(r?.kept_bytes ?? 0);
     },
     async addUsage(teamId, bytes, count) {

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { shapedRows } from '../sql/compiled.js';
 import type { Db } from '../sql/db.js';
 import { likeOperator } from '../sql/dialect.js';
 import { containsPattern, paginate, type Page, type PageQuery } from '../sql/paginate.js';
@@ -37,8 +38,9 @@ export function suppressionsRepo(db: Db): SuppressionsRepo {
     },
     byId: (teamId, id) =>
       db.selectFrom('suppressions').selectAll().where('team_id', '=', teamId).where('id', '=', id).executeTakeFirst(),
-    byEmailKey: (teamId, emailKey) =>
-      db.selectFrom('suppressions').selectAll().where('team_id', '=', teamId).where('email_key', '=', emailKey).executeTakeFirst(),
+    // Compiled once: every recipient of every send is looked up.
+    byEmailKey: async (teamId, emailKey) => (await shapedRows<SuppressionRow>(db, 'suppressions.byEmailKey', (m) => db
+      .selectFrom('suppressions').selectAll().where('team_id', '=', m('team')).where('email_key', '=', m('key')), { team: teamId, key: emailKey }))[0],
     async byEmailKeys(teamId, emailKeys) {
       const rows: SuppressionRow[] = [];
       for (let i = 0; i < emailKeys.length; i += 500) {

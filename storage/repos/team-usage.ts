@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import { shapedStatement } from '../sql/compiled.js';
 import type { Db } from '../sql/db.js';
 
 export type { TeamUsageRow } from './team-tables.js';
@@ -31,17 +32,22 @@ export interface TeamUsageRepo {
 
 export function teamUsageRepo(db: Db): TeamUsageRepo {
   return {
+    // Compiled once per shape: every accepted email spends from its team's counters.
     async spend(teamId, spends, count) {
+      const ensure = shapedStatement(db, 'team_usage.ensure', (m) => db.insertInto('team_usage')
+        .values({ team_id: m('team'), period: m('period'), emails: sql<number>`0` })
+        .onConflict((oc) => oc.columns(['team_id', 'period']).doNothing()));
       for (const { period, cap } of spends) {
-        await db.insertInto('team_usage').values({ team_id: teamId, period, emails: 0 })
-          .onConflict((oc) => oc.columns(['team_id', 'period']).doNothing()).execute();
+        await ensure(db, { team: teamId, period });
         // The cap is part of the UPDATE's condition: the row changes only if the sum stays
         // within it. PostgreSQL re-checks the condition on the row a concurrent writer left.
-        let q = db.updateTable('team_usage').set({ emails: sql`emails + ${count}` })
-          .where('team_id', '=', teamId).where('period', '=', period);
-        if (cap !== null) q = q.where(sql<boolean>`emails + ${count} <= ${cap}`);
-        const result = await q.executeTakeFirst();
-        if (result.numUpdatedRows === 0n) return period;
+        const add = shapedStatement(db, `team_usage.add|${cap !== null}`, (m) => {
+          const q = db.updateTable('team_usage').set({ emails: sql`emails + ${m('count')}` })
+            .where('team_id', '=', m('team')).where('period', '=', m('period'));
+          return cap === null ? q : q.where(sql<boolean>`emails + ${m('count')} <= ${m('cap')}`);
+        });
+        const result = await add(db, { team: teamId, period, count, cap });
+        if ((result.numAffectedRows ?? 0n) === 0n) return period;
       }
       return undefined;
     },

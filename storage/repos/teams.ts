@@ -1,4 +1,4 @@
-import { shapedStatement } from '../sql/compiled.js';
+import { shapedRows } from '../sql/compiled.js';
 import type { Db } from '../sql/db.js';
 import type { TeamRow } from '../sql/tables.js';
 
@@ -35,10 +35,8 @@ export function teamsRepo(db: Db): TeamsRepo {
       await db.insertInto('teams').values(row).execute();
     },
     // Compiled once: every received message and many requests read their team.
-    async byId(id) {
-      const select = shapedStatement(db, 'teams.byId', (m) => db.selectFrom('teams').select(teamColumns).where('id', '=', m('id')));
-      return (await select(db, { id })).rows[0] as TeamRow | undefined;
-    },
+    byId: async (id) => (await shapedRows<TeamRow>(db, 'teams.byId', (m) => db.selectFrom('teams').select(teamColumns)
+      .where('id', '=', m('id')), { id }))[0],
     byName: (name) => db.selectFrom('teams').select(teamColumns).where('name', '=', name).execute(),
     slugTaken: async (slug) => (await db.selectFrom('teams').select('id').where('slug', '=', slug).executeTakeFirst()) !== undefined,
     list: () => db.selectFrom('teams').select(teamColumns).orderBy('id', 'desc').execute(),

@@ -53,6 +53,13 @@ export function shapedStatement(db: Kysely<any>, key: string, build: (marker: Ma
   return statement;
 }
 
+/** The rows of the statement `key` names (compiled on first use), run with these values. */
+export async function shapedRows<Row>(
+  db: Kysely<any>, key: string, build: (marker: Marker) => Compilable<unknown>, values: Readonly<Record<string, unknown>>,
+): Promise<Row[]> {
+  return (await shapedStatement(db, key, build)(db, values)).rows as Row[];
+}
+
 /** An insert of one row of these columns, compiled once; for batches and hot paths. */
 export function compiledInsert<Row extends object>(db: Kysely<any>, table: string, columns: readonly (keyof Row & string)[]): (conn: Kysely<any>, row: Row) => Promise<void> {
   const statement = compileShape((m) => db.insertInto(table).values(Object.fromEntries(columns.map((c) => [c, m(c)]))));
