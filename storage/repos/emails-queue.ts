@@ -84,9 +84,9 @@ export async function claimDueRecipients(
   db: Db, regions: readonly string[], now: string, lease: RecipientLease, limit: number, exclude: readonly string[] = [],
 ): Promise<EmailRecipientRow[]> {
   // Compiled once per shape (each outbound claim built it anew: ~2 % of the process). The rows
-  // passed over (in flight, buffered) are padded to a power of two with the last id repeated, so
-  // a few shapes serve every claim; the limit is bound.
-  const passedOver = exclude.length === 0 ? 0 : 2 ** Math.ceil(Math.log2(exclude.length));
+  // passed over (in flight, buffered) are padded with the last id repeated, so a few shapes serve
+  // every claim; the limit is bound.
+  const passedOver = paddedLength(exclude.length);
   const claim = shapedStatement(db, `claimDueRecipients|${regions.length}|${passedOver}`, (m) => {
     let chosen = db.selectFrom('email_recipients').select('id')
       .where('region', 'in', regions.map((_, i) => m(`region${i}`))).where('state', '=', m('queued') as RecipientState)
@@ -101,6 +101,15 @@ export async function claimDueRecipients(
   regions.forEach((region, i) => { values[`region${i}`] = region; });
   for (let i = 0; i < passedOver; i++) values[`skip${i}`] = exclude[Math.min(i, exclude.length - 1)];
   return (await claim(db, values)).rows as EmailRecipientRow[];
+}
+
+/**
+ * A list of `n` values padded to a power of two, or past 1,024 to the next multiple of 1,024: few
+ * shapes, and never much above `n` bound variables (SQLite allows 32,766 in a statement).
+ */
+export function paddedLength(n: number): number {
+  if (n === 0) return 0;
+  return n <= 1024 ? 2 ** Math.ceil(Math.log2(n)) : Math.ceil(n / 1024) * 1024;
 }
 
 /**

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newId } from '../../core/ids.js';
-import { changeRecipient, claimDueRecipients, claimLapsedSubmissions, emailsRepo, renewRecipientLeases } from '../../storage/repos/index.js';
+import { changeRecipient, claimDueRecipients, claimLapsedSubmissions, emailsRepo, paddedLength, renewRecipientLeases } from '../../storage/repos/index.js';
 import { inRelaxedWriteTransaction, openDatabase, type Database, type Db } from '../../storage/sql/index.js';
 import { emailRow, iso, openPgFixture, recipientRow } from '../helpers/pg-rows.js';
 
@@ -94,6 +94,10 @@ for (const engine of engines) {
     const second = await claimAt('node-b', 50, [...skipped, first[0]!, first[1]!]);
     const rest = ids.filter((id) => !skipped.includes(id) && !first.includes(id));
     t.same(second.map((r) => r.id).sort(), rest.sort(), 'the five left, none passed over, none already held');
+    // Past 1,024 the list is padded to a multiple of 1,024 (here 3,000 → 3,072), not to 4,096.
+    t.same([1, 3, 4, 5, 1024, 1025, 3000].map(paddedLength), [1, 4, 4, 8, 1024, 2048, 3072]);
+    const many = [...Array.from({ length: 2997 }, () => newId()), ...skipped];
+    t.same(await claimAt('node-d', 50, many), [], 'a long list passed over: the three, and nothing else is free');
     const third = await claimAt('node-c', 50, []);
     t.same(third.map((r) => r.id).sort(), skipped.sort(), 'with nothing passed over, the three are claimed at last');
   });
