@@ -99,8 +99,7 @@ clearInterval(sampler);
 t.test('each attempt ends within its configured timeout', async (t) => {
   for (const f of faults) {
     const { ms } = sent.get(f.behaviour)!;
-    t.comment(`${f.behaviour}: attempt ended after ${ms} ms (bound ${f.bound} s + ${SLACK_MS / 1000} s)`);
-    t.ok(ms <= f.bound * 1000 + SLACK_MS, `${f.behaviour}: ${ms} ms`);
+    t.ok(ms <= f.bound * 1000 + SLACK_MS, `${f.behaviour}: attempt ended after ${ms} ms (bound ${f.bound} s + ${SLACK_MS / 1000} s)`);
   }
   t.equal(mxs.get('trickle-after-mail')!.open() + mxs.get('endless-ehlo')!.open() + mxs.get('stall-after-rcpt')!.open(), 0, 'svc hung up on the stalled and endless peers');
 });
@@ -108,12 +107,13 @@ t.test('each attempt ends within its configured timeout', async (t) => {
 t.test('an endless reply is cut off: bounded bytes read, bounded memory', async (t) => {
   const endlessBytes = mxs.get('endless-ehlo')!.streamedBytes + mxs.get('endless-after-data')!.streamedBytes;
   const mib = (n: number) => (n / 1024 / 1024).toFixed(1);
-  t.comment(`endless replies written before svc hung up: ${mib(endlessBytes)} MiB (the MX would have sent 512 MiB); ` +
-    `rss +${mib(memory.rss - memory.baseRss)} MiB, heap and buffers +${mib(memory.heap - memory.baseHeap)} MiB`);
+  const rss = memory.rss - memory.baseRss;
+  const heap = memory.heap - memory.baseHeap;
   t.ok(endlessBytes > 0, 'the endless replies streamed');
-  t.ok(endlessBytes < 32 * 1024 * 1024, 'svc stopped reading long before the end (socket buffers aside)');
-  t.ok(memory.rss - memory.baseRss < 256 * 1024 * 1024, 'rss growth under 256 MiB (the endless replies alone would be 512)');
-  t.ok(memory.heap - memory.baseHeap < 64 * 1024 * 1024, 'heap and buffer growth under 64 MiB');
+  t.ok(endlessBytes < 32 * 1024 * 1024,
+    `svc stopped reading long before the end: ${mib(endlessBytes)} MiB read of the 512 the MX would send (socket buffers aside)`);
+  t.ok(rss < 256 * 1024 * 1024, `rss growth under 256 MiB (the endless replies alone would be 512): +${mib(rss)} MiB`);
+  t.ok(heap < 64 * 1024 * 1024, `heap and buffer growth under 64 MiB: +${mib(heap)} MiB`);
 });
 
 t.test('refused, stalled and endless attempts are deferred with delivery_delayed, then retried and delivered once', async (t) => {
@@ -121,9 +121,8 @@ t.test('refused, stalled and endless attempts are deferred with delivery_delayed
   for (const f of retried) {
     const { id } = sent.get(f.behaviour)!;
     const row = await recipient(id);
-    t.equal(row.state, 'queued', `${f.behaviour}: queued for a retry`);
+    t.equal(row.state, 'queued', `${f.behaviour}: queued for a retry (last reply: ${row.last_response})`);
     t.ok(row.next_attempt_at && Date.parse(row.next_attempt_at) > clock.now().getTime(), `${f.behaviour}: retry scheduled`);
-    t.comment(`${f.behaviour}: ${row.last_response}`);
     t.equal(await lastEvent(id), 'delivery_delayed', `${f.behaviour}: the API shows the delay`);
     t.equal(mxs.get(f.behaviour)!.messages.length, 0, `${f.behaviour}: no message data went out`);
   }
