@@ -144,8 +144,8 @@ export async function addContactFromSend(conn: Kysely<any>, row: ContactFromSend
         .where(({ not, exists, selectFrom }) => not(exists(selectFrom('suppressions as s').select(sql<number>`1`.as('one'))
           .where('s.team_id', '=', m('team_id')).where('s.email_key', '=', m('email_key')))))
         .where(({ not, exists, selectFrom }) => not(exists(selectFrom('consent_records as r').select(sql<number>`1`.as('one'))
-          .where('r.team_id', '=', m('team_id')).where('r.email_hash', '=', m('email_hash'))
-          .where(sql<boolean>`r.kind = 'erasure' and r.contact_id is null`)))))
+          .where('r.team_id', '=', m('team_id')).where('r.email_hash', '=', m('email_hash')).where('r.contact_id', 'is', null)
+          .where(sql<boolean>`r.kind = 'erasure'`)))))
       .onConflict((oc) => oc.columns(['team_id', 'email_key']).doNothing());
   });
   const result = await statement(conn, { id: row.id, team_id: row.team_id, email: row.email, email_key: row.email_key, email_hash: row.email_hash, at: row.at });

@@ -1,4 +1,5 @@
 import { sql, type QueryResult } from 'kysely';
+import { paddedLength } from '../sql/chunked.js';
 import { shapedStatement } from '../sql/compiled.js';
 import type { Db } from '../sql/db.js';
 import { claimLeased, leaseClaimQuery } from '../sql/lease-claim.js';
@@ -101,15 +102,6 @@ export async function claimDueRecipients(
   regions.forEach((region, i) => { values[`region${i}`] = region; });
   for (let i = 0; i < passedOver; i++) values[`skip${i}`] = exclude[Math.min(i, exclude.length - 1)];
   return (await claim(db, values)).rows as EmailRecipientRow[];
-}
-
-/**
- * A list of `n` values padded to a power of two, or past 1,024 to the next multiple of 1,024: few
- * shapes, and never much above `n` bound variables (SQLite allows 32,766 in a statement).
- */
-export function paddedLength(n: number): number {
-  if (n === 0) return 0;
-  return n <= 1024 ? 2 ** Math.ceil(Math.log2(n)) : Math.ceil(n / 1024) * 1024;
 }
 
 /**

@@ -93,6 +93,16 @@ export const valuesOf = (m: Marker, columns: readonly string[], size: number) =>
 // chunk reaches "too many SQL variables" on any build, nor PostgreSQL's 65,535 parameters.
 const variablesPerStatement = 999;
 
+/**
+ * The length a list of `n` bound values is padded to, so that statements with a list of varying
+ * length come in few shapes: a power of two, or past 1,024 the next multiple of 1,024 (never much
+ * above `n` bound variables; SQLite allows 32,766 in a statement).
+ */
+export function paddedLength(n: number): number {
+  if (n === 0) return 0;
+  return n <= 1024 ? 2 ** Math.ceil(Math.log2(n)) : Math.ceil(n / 1024) * 1024;
+}
+
 /** Powers of two from the largest chunk whose values fit `variablesPerStatement` (at most 256 rows) down to 1. */
 export function chunkSizesFor(columns: number): number[] {
   const most = Math.min(256, Math.max(1, Math.floor(variablesPerStatement / Math.max(1, columns))));

@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { newId } from '../../core/ids.js';
-import { changeRecipient, claimDueRecipients, claimLapsedSubmissions, emailsRepo, paddedLength, renewRecipientLeases } from '../../storage/repos/index.js';
-import { inRelaxedWriteTransaction, openDatabase, type Database, type Db } from '../../storage/sql/index.js';
+import { changeRecipient, claimDueRecipients, claimLapsedSubmissions, emailsRepo, renewRecipientLeases } from '../../storage/repos/index.js';
+import { inRelaxedWriteTransaction, openDatabase, paddedLength, type Database, type Db } from '../../storage/sql/index.js';
 import { emailRow, iso, openPgFixture, recipientRow } from '../helpers/pg-rows.js';
 
 // The claim several outbound processes make on one region's queue (storage/repos/emails-queue.ts
