@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { linkSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import Database from 'better-sqlite3';
+import { linkSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makePrivateDir, PRIVATE_FILE_MODE } from './private-files.js';
 
@@ -12,7 +13,7 @@ import { makePrivateDir, PRIVATE_FILE_MODE } from './private-files.js';
 // installed (a native addon the carried runtime would have to build). So the file is created
 // whole and exclusively — written aside, then link(2)ed into place, which fails with EEXIST as
 // open(O_CREAT|O_EXCL) does and never shows a half-written file — and a lock whose process is gone
-// is taken over. "Gone" is checked by pid and by the process's start time in /proc, so a pid the
+// is taken over, under a guard that the kernel does release (see withTakeoverGuard). "Gone" is checked by pid and by the process's start time in /proc, so a pid the
 // kernel gave to another process since (after kill -9, or a reboot) does not keep the lock.
 
 /** What a lock file says about the process holding it. */
@@ -51,6 +52,10 @@ export interface FolderLock {
   replaced: LockHolder[];
 }
 
+/** The takeover guard's file, beside the locks; it stays, as deleting it would split the waiters. */
+export const TAKEOVER_GUARD = 'takeover.guard';
+/** A guard holder keeps it for a few system calls; a wait this long means something is wrong. */
+const GUARD_WAIT_MS = 10_000;
 const lockDir = (dataDir: string) => join(dataDir, 'locks');
 const lockPath = (dataDir: string, name: string) => join(lockDir(dataDir), `${name}.lock`);
 
@@ -110,44 +115,71 @@ function takeFirstFree(dataDir: string, mine: Omit<LockHolder, 'name'>, places: 
 /** Takes one lock; answers the gone holder whose lock it took over, if any. */
 function takeOne(dataDir: string, holder: LockHolder): LockHolder | undefined {
   const path = lockPath(dataDir, holder.name);
-  let stale: LockHolder | undefined;
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const aside = `${path}.${process.pid}.${randomUUID()}.tmp`;
-    writeFileSync(aside, `${JSON.stringify(holder)}\n`, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
-    try {
-      linkSync(aside, path);
-      return stale;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    } finally {
-      unlinkSync(aside);
+  if (linkInto(path, holder)) return undefined;
+  refuseIfLive(dataDir, path);
+  return withTakeoverGuard(dataDir, () => {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const current = refuseIfLive(dataDir, path);
+      removeIfThere(path);
+      if (linkInto(path, holder)) return current;
     }
-    const current = readHolder(path);
-    if (current && isAlive(current)) throw new FolderInUseError(dataDir, current);
-    stale = current ?? stale;
-    removeStale(path, current);
+    throw new Error(`could not take ${path}: other processes keep racing for it`);
+  });
+}
+
+/** The holder a lock file names when it is gone (or the file unreadable); FolderInUseError when it lives. */
+function refuseIfLive(dataDir: string, path: string): LockHolder | undefined {
+  const current = readHolder(path);
+  if (current && isAlive(current)) throw new FolderInUseError(dataDir, current);
+  return current;
+}
+
+/** Links a whole lock file into place; false when one is there already. */
+function linkInto(path: string, holder: LockHolder): boolean {
+  const aside = `${path}.${process.pid}.${randomUUID()}.tmp`;
+  writeFileSync(aside, `${JSON.stringify(holder)}\n`, { mode: PRIVATE_FILE_MODE, flag: 'wx' });
+  try {
+    linkSync(aside, path);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return false;
+  } finally {
+    unlinkSync(aside);
   }
-  throw new Error(`could not take ${path}: other processes keep racing for it`);
 }
 
 /**
- * Moves the stale file aside before deleting it, so that two processes taking over the same stale
- * lock at once cannot delete the one the faster of them just made: the slower one finds a live
- * holder's file aside and links it back.
+ * Runs a takeover while holding the folder's takeover guard: an exclusive SQLite lock (fcntl(2)
+ * underneath), which the kernel drops when its process dies, so it can never go stale itself.
+ * Only a guard holder deletes another process's lock file, so the file it read as stale is the
+ * file it deletes: a live holder never replaces a file (link fails on one) and a gone one cannot
+ * release. Without the guard, two processes taking over one stale lock could each delete what
+ * the other had just linked, and both think they held it. A fresh take needs no guard: link(2)
+ * alone decides it.
  */
-function removeStale(path: string, seen: LockHolder | undefined): void {
-  const aside = `${path}.${process.pid}.${randomUUID()}.stale`;
+function withTakeoverGuard<T>(dataDir: string, takeover: () => T): T {
+  const path = join(lockDir(dataDir), TAKEOVER_GUARD);
+  writeFileSync(path, '', { mode: PRIVATE_FILE_MODE, flag: 'a' });
+  const guard = new Database(path, { timeout: GUARD_WAIT_MS });
   try {
-    renameSync(path, aside);
+    guard.exec('BEGIN EXCLUSIVE');
+    try {
+      return takeover();
+    } finally {
+      guard.exec('ROLLBACK');
+    }
+  } finally {
+    guard.close();
+  }
+}
+
+function removeIfThere(path: string): void {
+  try {
+    unlinkSync(path);
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw err;
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  const moved = readHolder(aside);
-  if (moved && moved.token !== seen?.token && isAlive(moved)) {
-    try { linkSync(aside, path); } catch { /* a third process took the place meanwhile */ }
-  }
-  unlinkSync(aside);
 }
 
 function releaseOne(path: string, token: string): void {

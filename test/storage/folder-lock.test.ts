@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import t from 'tap';
-import { FolderInUseError, lockDataFolder, lockHolders, type LockHolder } from '../../storage/files/index.js';
+import { FolderInUseError, lockDataFolder, lockHolders, TAKEOVER_GUARD, type LockHolder } from '../../storage/files/index.js';
 import { exitWithin, withDeadline } from '../helpers/deadline.js';
 
 // The data folder's locks: one per role, per outbound region and for the private Redis. Roles
@@ -105,36 +105,69 @@ t.test('a lock whose holder is gone is taken over: exited, pid reused, or an unr
   t.ok(refusal(() => lockDataFolder(dir, ['api'], owner)), 'the same pid and start time is the holder itself: refused');
 });
 
-t.test('processes racing for one stale lock: exactly one takes it', async (t) => {
+/** Starts a node child running this module script; its stdout comes line by line. */
+function racer(script: string) {
+  const child = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  const waiters: (() => void)[] = [];
+  child.stdout!.on('data', (c: Buffer) => { out += c.toString(); for (const wake of waiters.splice(0)) wake(); });
+  const line = (at: number) => new Promise<string>((done) => {
+    const check = () => { const got = out.split('\n'); if (got.length > at + 1) done(got[at]!); else waiters.push(check); };
+    check();
+  });
+  return { child, line };
+}
+
+const storage = resolve(import.meta.dirname, '../../storage/files/index.js');
+
+t.test('processes racing for one stale lock: exactly one takes it, round after round', async (t) => {
+  // Each child loads the module, says it is ready, tries when it reads "go" (all at once), says
+  // what it got, and keeps it until stdin closes. A lost race is rare, so it runs ten times.
+  for (let round = 0; round < 10; round++) {
+    const dir = freshDir();
+    mkdirSync(join(dir, 'locks'));
+    writeFileSync(lockFile(dir, 'api'), JSON.stringify({ name: 'api', pid: await deadPid(), start_ticks: 1, started_at: '', roles: [], regions: [], version: 'old', token: 'old' }));
+    const script = `
+      import { lockDataFolder } from ${JSON.stringify(storage)};
+      process.stdout.write('ready\\n');
+      process.stdin.once('data', () => {
+        let said = 'refused';
+        try { lockDataFolder(${JSON.stringify(dir)}, ['api'], { roles: ['api'], regions: [], version: 'racer' }); said = 'took'; } catch {}
+        process.stdout.write(said + '\\n');
+      });
+      process.stdin.on('end', () => process.exit(0));`;
+    const racers = Array.from({ length: 8 }, () => racer(script));
+    await withDeadline('every racer to load', Promise.all(racers.map((r) => r.line(0))), 30_000);
+    for (const { child } of racers) child.stdin!.write('go\n');
+    const answers = await withDeadline('every racer to answer', Promise.all(racers.map((r) => r.line(1))), 30_000);
+    t.equal(answers.filter((a) => a === 'took').length, 1, `round ${round}, one winner: ${answers.join(' ')}`);
+    const holder = JSON.parse(readFileSync(lockFile(dir, 'api'), 'utf8')) as LockHolder;
+    t.equal(holder.pid, racers[answers.indexOf('took')]!.child.pid, `round ${round}: the file names the winner`);
+    t.same(readdirSync(join(dir, 'locks')).sort(), ['api.lock', TAKEOVER_GUARD], `round ${round}: no file left aside`);
+    for (const { child } of racers) child.stdin!.end();
+    await Promise.all(racers.map(({ child }) => exitWithin('a racer to exit', child, 10_000)));
+  }
+});
+
+t.test('a takeover guard whose holder was killed does not stop the next takeover', async (t) => {
   const dir = freshDir();
   mkdirSync(join(dir, 'locks'));
-  writeFileSync(lockFile(dir, 'api'), JSON.stringify({ name: 'api', pid: await deadPid(), start_ticks: 1, started_at: '', roles: [], regions: [], version: 'old', token: 'old' }));
-  const storage = resolve(import.meta.dirname, '../../storage/files/index.js');
-  // Each child loads the module, says it is ready, tries when it reads "go" (all at once), says
-  // what it got, and keeps it until stdin closes.
-  const script = `
-    import { lockDataFolder } from ${JSON.stringify(storage)};
-    process.stdout.write('ready\\n');
-    process.stdin.once('data', () => {
-      let said = 'refused';
-      try { lockDataFolder(${JSON.stringify(dir)}, ['api'], { roles: ['api'], regions: [], version: String(process.pid) }); said = 'took'; } catch {}
-      process.stdout.write(said + '\\n');
-    });
-    process.stdin.on('end', () => process.exit(0));`;
-  const children = Array.from({ length: 8 }, () => spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['pipe', 'pipe', 'inherit'] }));
-  const lineFrom = (child: (typeof children)[number], at: number) => new Promise<string>((done) => {
-    let out = '';
-    child.stdout!.on('data', (c: Buffer) => { out += c.toString(); const got = out.split('\n'); if (got.length > at + 1) done(got[at]!); });
-  });
-  const answered = children.map((child) => lineFrom(child, 1));
-  await withDeadline('every racer to load', Promise.all(children.map((child) => lineFrom(child, 0))), 30_000);
-  for (const child of children) child.stdin!.write('go\n');
-  const answers = await withDeadline('every racer to answer', Promise.all(answered), 30_000);
-  t.equal(answers.filter((a) => a === 'took').length, 1, `one winner: ${answers.join(' ')}`);
-  const holder = JSON.parse(readFileSync(lockFile(dir, 'api'), 'utf8')) as LockHolder;
-  const winner = children[answers.indexOf('took')]!;
-  t.equal(holder.pid, winner.pid, 'the file names the winner');
-  t.same(readdirSync(join(dir, 'locks')), ['api.lock'], 'no file left aside');
-  for (const child of children) child.stdin!.end();
-  await Promise.all(children.map((child) => exitWithin('a racer to exit', child, 10_000)));
+  const stale = { name: 'api', pid: await deadPid(), start_ticks: 1, started_at: '', roles: [], regions: [], version: 'old', token: 'old' };
+  writeFileSync(lockFile(dir, 'api'), JSON.stringify(stale));
+  const guard = join(dir, 'locks', TAKEOVER_GUARD);
+  const sqlite = resolve(import.meta.dirname, '../../../node_modules/better-sqlite3/lib/index.js');
+  const holder = racer(`
+    import Database from ${JSON.stringify(sqlite)};
+    const db = new Database(${JSON.stringify(guard)});
+    db.exec('BEGIN EXCLUSIVE');
+    process.stdout.write('holding\\n');
+    setInterval(() => {}, 1000);`);
+  t.equal(await withDeadline('the guard to be held', holder.line(0), 30_000), 'holding');
+  holder.child.kill('SIGKILL');
+  await exitWithin('the guard holder to die', holder.child, 10_000);
+  const started = Date.now();
+  const taken = lockDataFolder(dir, ['api'], owner);
+  t.ok(Date.now() - started < 5_000, `taken over at once (${Date.now() - started} ms), not after the guard's wait`);
+  t.match(taken.replaced, [{ token: 'old' }], 'the gone holder is reported');
+  taken.release();
 });
