@@ -22,7 +22,7 @@ import type { SecretBox } from '../storage/files/index.js';
 import { regionDirectory, type RegionDirectory } from '../core/regions.js';
 import { regionNames } from '../core/regions.js';
 import { domainLookup, domainsService, type DomainLookup, type DomainsDeps } from '../core/domains/index.js';
-import { cachedResolver } from '../dns/cache.js';
+import { cachedResolver, memoizedResolver } from '../dns/cache.js';
 import { redisDnsCacheStore, workWakePublisher } from '../storage/redis/index.js';
 import { suppressionsRepo, suppressionsService, type SuppressionsRepo } from '../core/suppressions/index.js';
 import { sendingArea, type Sending } from './sending.js';
@@ -116,11 +116,15 @@ export function applianceServices(input: ServicesInput): Services {
   const domainsDeps = domainsDepsOf(input, regions, (teamId) => team.checkLimit(teamId, 'domain_limit'));
   const domains = domainLookup(domainsDeps);
   const deliveryResolver = cachedResolver(input.resolver, redisDnsCacheStore(redis), config.dns_cache_ttl_s);
+  // Recipient checks (each send's, each broadcast recipient's) ask again and again for a few domains.
+  const recipientResolver = memoizedResolver(deliveryResolver, {
+    ttlMs: Math.min(config.dns_cache_ttl_s, 10) * 1000, maxEntries: 10_000, now: () => performance.now(),
+  });
   const webhookDispatcher = webhookDispatcherOf(input);
   // Recipient checks ask DNS through the delivery cache; attachment fetches judge addresses uncached.
   // One keyed hash of addresses for the consent trail, shared by the API and audience from sends.
   const consentHash = consentHasher(input.secretBox.derive('consent v1'));
-  const sending = sendingArea({ config, database, redis, logger, clock, resolver: deliveryResolver, uncachedResolver: input.resolver, secretBox: input.secretBox, regions, domains, linkBase: links.url, allowance, consentHash });
+  const sending = sendingArea({ config, database, redis, logger, clock, resolver: recipientResolver, uncachedResolver: input.resolver, secretBox: input.secretBox, regions, domains, linkBase: links.url, allowance, consentHash });
   const receiving = receivingArea({
     config, database, logger, clock, secretBox: input.secretBox, domains, hostname: input.hostname,
     returnPaths: (address) => sending.returnPaths.check(address, clock.now()), recorder: sending.recorder, linkBase: links.url,
@@ -129,7 +133,7 @@ export function applianceServices(input: ServicesInput): Services {
   const contactLimit = contactLimitOf(input, team);
   const imports = contactImportsParts(input, consentHash, contactLimit);
   const audience = audienceServices(input, team, links.url, consentHash, contactLimit);
-  const campaign = campaignSenderOf(input, deliveryResolver, domains, regions, allowance, sending.wake);
+  const campaign = campaignSenderOf(input, recipientResolver, domains, regions, allowance, sending.wake);
   const content = {
     templates: templatesService({ db: database.db, clock, logger }), templateSends: templateSends({ db: database.db }),
     savedBlocks: savedBlocksService({ db: database.db, clock, logger }),

@@ -61,3 +61,52 @@ function notFoundError(code: string, kind: string, name: string): NodeJS.ErrnoEx
   err.code = code;
   return err;
 }
+
+export interface MemoOptions {
+  /** How long an answer is kept in this process (ms); 0 turns the memo off. */
+  ttlMs: number;
+  /** Names kept at most, per record kind; the oldest go first. */
+  maxEntries: number;
+  /** Milliseconds from a monotonic clock (performance.now in the appliance). */
+  now: () => number;
+}
+
+type Memo = { at: number; answer: Promise<unknown> };
+
+/**
+ * A first level in this process in front of the shared cache: a name asked for again within
+ * `ttlMs` is answered from memory, and a lookup in flight is joined, so a burst of sends to one
+ * domain (or one delivery after another to it) does not wait for a Redis round trip each. Under
+ * load on two cores that round trip took 2-3 ms at the median, over 10 ms at p99. Answers and
+ * "no such name" are kept, as in the shared cache; failures are dropped at once.
+ */
+export function memoizedResolver(inner: DnsResolver, options: MemoOptions): DnsResolver {
+  if (options.ttlMs <= 0) return inner;
+  const memoized = <T>(ask: (name: string) => Promise<T>) => {
+    const kept = new Map<string, Memo>();
+    return (name: string): Promise<T> => {
+      const key = name.toLowerCase();
+      const now = options.now();
+      const hit = kept.get(key);
+      if (hit && now - hit.at < options.ttlMs) return hit.answer as Promise<T>;
+      kept.delete(key);
+      if (kept.size >= options.maxEntries) kept.delete(kept.keys().next().value!);
+      const answer = ask(name);
+      const memo = { at: now, answer };
+      kept.set(key, memo);
+      answer.catch((err: unknown) => {
+        if (!isNotFound(err) && kept.get(key) === memo) kept.delete(key);
+      });
+      return answer;
+    };
+  };
+  return {
+    resolveMx: memoized((n) => inner.resolveMx(n)),
+    resolveTxt: memoized((n) => inner.resolveTxt(n)),
+    resolveCname: memoized((n) => inner.resolveCname(n)),
+    resolve4: memoized((n) => inner.resolve4(n)),
+    resolve6: memoized((n) => inner.resolve6(n)),
+    resolveNs: memoized((n) => inner.resolveNs(n)),
+    reverse: memoized((n) => inner.reverse(n)),
+  };
+}

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { cachedResolver } from '../../dns/cache.js';
+import { cachedResolver, memoizedResolver } from '../../dns/cache.js';
 import { createResolver } from '../../dns/resolver.js';
 import { connectRedis } from '../../storage/redis/index.js';
 import { redisDnsCacheStore } from '../../storage/redis/index.js';
@@ -57,6 +57,40 @@ t.test('the delivery DNS cache keeps answers and "no such name" in Redis for its
   const offline = cachedResolver(inner, { get: async () => { throw new Error('redis down'); }, set: async () => { throw new Error('redis down'); } }, 60);
   t.same(await hosts('broken-corp.net', offline), ['5 mx.broken-corp.net'], 'a cache that cannot answer is skipped');
   t.equal(cachedResolver(inner, redisDnsCacheStore(redis), 0), inner, 'TTL 0 turns the cache off');
+});
+
+t.test('recipient checks keep answers in the process for a few seconds, bounded; failures are not kept', async (t) => {
+  const inner = createResolver({ servers: [rig.dns.address], timeoutMs: 500, tries: 1 });
+  let now = 0;
+  const resolver = memoizedResolver(inner, { ttlMs: 10_000, maxEntries: 2, now: () => now });
+  const names = ['memo-a.net', 'memo-b.net', 'memo-c.net', 'memo-gone.net', 'memo-broken.net'];
+  const asked = (name: string) => rig.dns.queries.filter((q) => q.name === name).length;
+  for (const name of names.slice(0, 3)) rig.dns.set(name, [{ type: 'MX', exchange: `mx1.${name}`, priority: 10 }]);
+  const exchange = async (name: string) => (await resolver.resolveMx(name))[0]?.exchange;
+
+  const together = await Promise.all([exchange('memo-a.net'), exchange('MEMO-A.net')]);
+  t.same(together, ['mx1.memo-a.net', 'mx1.memo-a.net']);
+  t.equal(asked('memo-a.net'), 1, 'two lookups at once, one question');
+  rig.dns.set('memo-a.net', [{ type: 'MX', exchange: 'mx2.memo-a.net', priority: 10 }]);
+  now = 9_999;
+  t.equal(await exchange('memo-a.net'), 'mx1.memo-a.net', 'kept within its time');
+  now = 10_000;
+  t.equal(await exchange('memo-a.net'), 'mx2.memo-a.net', 'asked again after it');
+  t.equal(asked('memo-a.net'), 2);
+
+  await exchange('memo-b.net');
+  await exchange('memo-c.net');
+  t.equal(await exchange('memo-a.net'), 'mx2.memo-a.net');
+  t.equal(asked('memo-a.net'), 3, 'two names at most: the oldest went first');
+
+  await t.rejects(resolver.resolveMx('memo-gone.net'), { code: 'ENOTFOUND' });
+  await t.rejects(resolver.resolveMx('memo-gone.net'), { code: 'ENOTFOUND' });
+  t.equal(asked('memo-gone.net'), 1, '"no such name" is kept');
+  rig.dns.set('memo-broken.net', 'SERVFAIL');
+  await t.rejects(resolver.resolveMx('memo-broken.net'));
+  rig.dns.set('memo-broken.net', [{ type: 'MX', exchange: 'mx.memo-broken.net', priority: 5 }]);
+  t.equal(await exchange('memo-broken.net'), 'mx.memo-broken.net', 'a failure was not kept');
+  t.equal(memoizedResolver(inner, { ttlMs: 0, maxEntries: 2, now: () => now }), inner, 'no time turns it off');
 });
 
 t.test('verification never uses the cache', async (t) => {
