@@ -13,13 +13,21 @@ export interface LoopOptions {
   idleMs: number;
   /** One pass over due work; true when it did some (the next tick then runs at once). */
   tick(): Promise<boolean>;
+  /**
+   * After a tick that found nothing: in how many ms work falls due, when the tick's owner knows.
+   * The pause is cut to it (never below `minIdleMs`, never above `idleMs`).
+   */
+  dueIn?(): Promise<number | undefined>;
   logger: Logger;
 }
+
+/** The shortest pause after an idle tick, so that work due "now" but not claimable yet cannot spin. */
+const minIdleMs = 10;
 
 /**
  * The one shape of every long-running loop of the jobs role (the durable work runner, the webhook
  * dispatcher): ticks never overlap, a busy tick is followed at once by the next, an idle one by a
- * pause, a wake cuts the pause short, and a tick that throws is logged and tried again later.
+ * pause (shorter when work is known to fall due sooner), a wake cuts the pause short, and a tick that throws is logged and tried again later.
  * Core offers the tick; the timer lives here.
  */
 export function startLoop(options: LoopOptions): Loop {
@@ -28,20 +36,29 @@ export function startLoop(options: LoopOptions): Loop {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let wanted = false;
-  const tick = async (): Promise<boolean> => {
+  const tick = async (): Promise<'busy' | 'idle' | 'failed'> => {
     try {
-      return await options.tick();
+      return (await options.tick()) ? 'busy' : 'idle';
     } catch (err) {
       logger.error({ job: name, err }, 'loop tick failed; tried again after a pause');
-      return false;
+      return 'failed';
     }
+  };
+  const pauseAfterIdle = async (): Promise<number> => {
+    const dueIn = await options.dueIn?.().catch((err: unknown) => {
+      logger.error({ job: name, err }, 'loop could not tell when work falls due; pausing in full');
+      return undefined;
+    });
+    return dueIn === undefined ? options.idleMs : Math.min(options.idleMs, Math.max(minIdleMs, dueIn));
   };
   const run = () => {
     timer = undefined;
     wanted = false;
-    running = tick().then((busy) => {
+    running = tick().then(async (outcome) => {
+      // A failed tick pauses in full: its work may be due now and fail again at once.
+      const pause = outcome === 'busy' ? 0 : outcome === 'idle' ? await pauseAfterIdle() : options.idleMs;
       running = undefined;
-      schedule(busy || wanted ? 0 : options.idleMs);
+      schedule(wanted ? 0 : pause);
     });
   };
   const schedule = (ms: number) => {

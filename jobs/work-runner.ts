@@ -12,12 +12,15 @@ const lanes = 2;
 
 /**
  * The durable worker's timer: runs what is due, again at once while there was work, otherwise
- * every `pollMs` (parked items wake at their due time, lapsed leases are taken again).
+ * at the earliest waiting item's due time, and at least every `pollMs` (lapsed leases are taken
+ * again; an item whose due time another process moved earlier is seen). Parked items so wake at
+ * their time, not up to `pollMs` after it.
  */
 export function startWorkRunner(worker: DurableWorker, pollMs: number, logger: Logger): Loop {
   const loops = Array.from({ length: lanes }, (_, lane) => startLoop({
     name: lane === 0 ? 'work-runner' : `work-runner-${lane + 1}`, idleMs: pollMs, logger,
     tick: async () => (await worker.runDue()) > 0,
+    dueIn: () => worker.msUntilDue(),
   }));
   return {
     wake: () => loops.forEach((loop) => loop.wake()),

@@ -48,6 +48,8 @@ export interface DurableWorker {
   enqueue(kind: string, key: string, payload: unknown, options?: EnqueueOptions): Promise<WorkItemRow>;
   /** Claims what is due and works each item for a turn; answers how many steps committed. */
   runDue(): Promise<number>;
+  /** Milliseconds until the earliest waiting item falls due (0 or less: due now); undefined when none waits. */
+  msUntilDue(): Promise<number | undefined>;
   cancel(id: string): Promise<boolean>;
 }
 
@@ -134,6 +136,11 @@ export function durableWorker(deps: DurableWorkerDeps): DurableWorker {
       const claimed = await inRelaxedWriteTransaction(deps.db, (trx) => workRepo(trx).claim(kinds, iso(now), owner, iso(now + deps.leaseMs), deps.concurrency));
       const steps = await Promise.all(claimed.map(turn));
       return steps.reduce((a, b) => a + b, 0);
+    },
+    async msUntilDue() {
+      const now = deps.clock.now();
+      const due = await workRepo(deps.db).nextDue(kinds, now.toISOString());
+      return due === undefined ? undefined : Date.parse(due) - now.getTime();
     },
     cancel: (id) => workRepo(deps.db).cancel(id, deps.clock.now().toISOString()),
   };

@@ -39,6 +39,8 @@ export interface WorkRepo {
   byKey(kind: string, key: string): Promise<WorkItemRow | undefined>;
   /** Claims up to `limit` due items of these kinds, or items whose owner's lease lapsed. */
   claim(kinds: readonly string[], now: string, owner: string, leaseUntil: string, limit: number): Promise<WorkItemRow[]>;
+  /** When the earliest item of these kinds that no live lease holds falls due; undefined when none waits. */
+  nextDue(kinds: readonly string[], now: string): Promise<string | undefined>;
   /** Moves an item one step while `owner` holds it; false when the lease was lost. */
   advance(id: string, owner: string, now: string, patch: WorkAdvance): Promise<boolean>;
   /** Stops an item that is not finished; its owner notices at its next step. */
@@ -78,6 +80,15 @@ export function workRepo(db: Db): WorkRepo {
       kinds.forEach((kind, i) => { values[`kind${i}`] = kind; });
       return (await claim(db, values)).rows as WorkItemRow[];
     },
+    async nextDue(kinds, now) {
+      if (kinds.length === 0) return undefined;
+      // Asked after every idle claim: compiled once per kind count, as the claim is.
+      const select = shapedStatement(db, `work.nextDue|${kinds.length}`, (m) => claimOrder(db, kinds.map((_, i) => m(`kind${i}`)), m('now'))
+        .clearSelect().select('due_at').limit(sql.lit(1)));
+      const values: Record<string, unknown> = { now };
+      kinds.forEach((kind, i) => { values[`kind${i}`] = kind; });
+      return ((await select(db, values)).rows[0] as { due_at: string } | undefined)?.due_at;
+    },
     async advance(id, owner, now, patch) {
       // Every step of every item runs one: compiled once per shape (the columns it moves). As
       // Kysely does, a column whose value is undefined is left as it is.
@@ -105,8 +116,13 @@ export function workRepo(db: Db): WorkRepo {
  * (PostgreSQL plans by statistics). The limit is a literal too: compiled into the statement.
  */
 function claimChoice(db: Db, kinds: readonly string[], now: string, limit: number) {
+  return claimOrder(db, kinds, now).where('due_at', '<=', now).limit(sql.lit(limit));
+}
+
+/** Claimable items of these kinds without a live lease, earliest due first (see claimChoice). */
+function claimOrder(db: Db, kinds: readonly string[], now: string) {
   const kind = isPostgres(db) ? sql.ref('kind') : sql`+kind`;
   return db.selectFrom('work_items').select('id').where(kind, 'in', kinds).where(sql<boolean>`state in ('queued', 'running')`)
-    .where('due_at', '<=', now).where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
-    .orderBy('due_at').limit(sql.lit(limit));
+    .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', now)]))
+    .orderBy('due_at');
 }

@@ -67,11 +67,15 @@ async function suite(t: Test, name: string, open: () => Promise<Database>) {
   t.test(`${name}: a parked item wakes at its due time`, async (t) => {
     const w = worker();
     const item = await w.enqueue('count', 'parked', { total: 4, wait: 60_000 });
+    t.equal(await w.msUntilDue(), 0, 'a new item is due at once');
     t.equal(await w.runDue(), 2, 'two steps, the second parks it');
     t.equal(await w.runDue(), 0, 'nothing due yet');
+    t.equal(await w.msUntilDue(), 60_000, 'the runner is told when it falls due');
     clock.advance(60_001);
+    t.equal(await w.msUntilDue(), -1);
     t.equal(await w.runDue(), 2);
     t.match(await workRepo(db).byId(item.id), { state: 'done' });
+    t.equal(await w.msUntilDue(), undefined, 'nothing waits');
     t.same(await counted(db, 'parked'), range(4));
   });
 
@@ -82,7 +86,9 @@ async function suite(t: Test, name: string, open: () => Promise<Database>) {
     const item = await slow.enqueue('count', 'raced', { total: 3 });
     const slowTurn = slow.runDue();
     await waitFor('the first owner to claim', async () => (await workRepo(db).byId(item.id))?.state === 'running');
+    t.equal(await slow.msUntilDue(), undefined, 'an item under a live lease is not waiting');
     clock.advance(1_001);
+    t.ok((await slow.msUntilDue())! < 0, 'once its lease lapsed, it is due');
     const fast = worker();
     open();
     await Promise.all([slowTurn, (async () => { while ((await fast.runDue()) > 0); })()]);
