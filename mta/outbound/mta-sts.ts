@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
+import { lookupMemo } from '../../dns/lookup-memo.js';
 import { isNotFound, type DnsResolver } from '../../dns/resolver.js';
 import type { Db } from '../../storage/sql/index.js';
 import { mtaStsPolicy, saveMtaStsPolicy, type MtaStsPolicyRow } from '../../storage/repos/index.js';
@@ -53,7 +54,6 @@ const FETCH_RETRY_MS = 5 * 60_000;
 export const mxMatches = (host: string, policy: StsPolicy): boolean => mtaSts.validateMx(host, { mode: policy.mode, mx: policy.mx }).valid;
 
 export function mtaStsPolicies(deps: MtaStsDeps): (domain: string) => Promise<StsLookup> {
-  const memo = new Map<string, { at: number; lookup: Promise<StsLookup> }>();
   const failedFetch = new Map<string, { until: number; id: string; reason: string }>();
   const lookup = async (domain: string): Promise<StsLookup> => {
     const now = deps.clock.now();
@@ -85,17 +85,9 @@ export function mtaStsPolicies(deps: MtaStsDeps): (domain: string) => Promise<St
     deps.logger.warn({ domain, policyId: id, reason: fetched.reason, cached: !!live }, 'MTA-STS policy fetch failed');
     return live ? { kind: 'policy', policy: fromRow(live) } : { kind: 'fetch_error', domain, reason: fetched.reason };
   };
-  return (domain) => {
-    const key = domain.toLowerCase();
-    if (deps.memoMs <= 0) return lookup(key);
-    const hit = memo.get(key);
-    if (hit && Date.now() - hit.at < deps.memoMs) return hit.lookup;
-    const result = lookup(key);
-    memo.set(key, { at: Date.now(), lookup: result });
-    if (memo.size > 10_000) memo.clear();
-    void result.catch(() => memo.delete(key));
-    return result;
-  };
+  // A failed lookup is not kept (a failed fetch is, above, for FETCH_RETRY_MS).
+  const memoized = lookupMemo(lookup, { ttlMs: deps.memoMs, maxEntries: 10_000, now: () => performance.now() });
+  return (domain) => memoized(domain.toLowerCase());
 }
 
 async function fetchPolicy(deps: MtaStsDeps, domain: string, id: string): Promise<{ kind: 'ok'; row: MtaStsPolicyRow } | { kind: 'failed'; reason: string }> {

@@ -1,4 +1,5 @@
 import { isIP } from 'node:net';
+import { lookupMemo } from '../../dns/lookup-memo.js';
 import { resolveMailRoute } from '../../dns/mx.js';
 import type { DnsResolver } from '../../dns/resolver.js';
 import type { SmtpTarget } from './smtp-client.js';
@@ -26,7 +27,6 @@ export interface RouteSettings {
 }
 
 export function routeFinder(resolver: DnsResolver, settings: RouteSettings) {
-  const memo = new Map<string, { at: number; route: Promise<Route> }>();
   const addresses = async (host: string): Promise<string[]> => {
     if (isIP(host)) return [host];
     const [v4, v6] = await Promise.allSettled([resolver.resolve4(host), resolver.resolve6(host)]);
@@ -54,18 +54,13 @@ export function routeFinder(resolver: DnsResolver, settings: RouteSettings) {
     }
     return targets.length ? { kind: 'targets', targets: targets.slice(0, settings.maxTargets) } : { kind: 'temporary', error: `no address for the MX hosts of ${domain}` };
   };
-  return (domain: string, tls: SmtpTarget['tls']): Promise<Route> => {
-    if (settings.memoMs <= 0) return lookup(domain, tls);
-    const key = `${domain}/${tls}`;
-    const hit = memo.get(key);
-    if (hit && Date.now() - hit.at < settings.memoMs) return hit.route;
-    const route = lookup(domain, tls);
-    memo.set(key, { at: Date.now(), route });
-    if (memo.size > 10_000) memo.clear();
-    // A temporary failure is not remembered.
-    void route.then((r) => { if (r.kind === 'temporary') memo.delete(key); }, () => memo.delete(key));
-    return route;
+  // One memo per TLS requirement: a domain's route differs by it. A temporary failure is not kept.
+  const memoOptions = { ttlMs: settings.memoMs, maxEntries: 10_000, now: () => performance.now(), keepsAnswer: (r: Route) => r.kind !== 'temporary' };
+  const memos = {
+    opportunistic: lookupMemo((domain) => lookup(domain, 'opportunistic'), memoOptions),
+    enforced: lookupMemo((domain) => lookup(domain, 'enforced'), memoOptions),
   };
+  return (domain: string, tls: SmtpTarget['tls']): Promise<Route> => memos[tls](domain);
 }
 
 function splitHostPort(value: string): [string, number | undefined] {
