@@ -27,7 +27,8 @@ const minIdleMs = 10;
 /**
  * The one shape of every long-running loop of the jobs role (the durable work runner, the webhook
  * dispatcher): ticks never overlap, a busy tick is followed at once by the next, an idle one by a
- * pause (shorter when work is known to fall due sooner), a wake cuts the pause short, and a tick that throws is logged and tried again later.
+ * pause (shorter when work is known to fall due sooner), a wake cuts the pause short, and a tick
+ * that throws is logged and tried again later.
  * Core offers the tick; the timer lives here.
  */
 export function startLoop(options: LoopOptions): Loop {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import Database from 'better-sqlite3';
 import { linkSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { withExclusiveFileLock } from '../sql/exclusive-lock.js';
 import { makePrivateDir, PRIVATE_FILE_MODE } from './private-files.js';
 
 // Locks on the data folder: one file per lock under <data_dir>/locks/, naming the process that
@@ -13,8 +13,9 @@ import { makePrivateDir, PRIVATE_FILE_MODE } from './private-files.js';
 // installed (a native addon the carried runtime would have to build). So the file is created
 // whole and exclusively — written aside, then link(2)ed into place, which fails with EEXIST as
 // open(O_CREAT|O_EXCL) does and never shows a half-written file — and a lock whose process is gone
-// is taken over, under a guard that the kernel does release (see withTakeoverGuard). "Gone" is checked by pid and by the process's start time in /proc, so a pid the
-// kernel gave to another process since (after kill -9, or a reboot) does not keep the lock.
+// is taken over, under a guard the kernel does release (withTakeoverGuard). "Gone" is checked by
+// pid and by the process's start time in /proc, so a pid the kernel gave to another process since
+// (after kill -9, or a reboot) does not keep the lock.
 
 /** What a lock file says about the process holding it. */
 export interface LockHolder {
@@ -52,7 +53,7 @@ export interface FolderLock {
   replaced: LockHolder[];
 }
 
-/** The takeover guard's file, beside the locks; it stays, as deleting it would split the waiters. */
+/** The takeover guard's file, beside the locks; it stays (exclusive-lock.ts). */
 export const TAKEOVER_GUARD = 'takeover.guard';
 /** A guard holder keeps it for a few system calls; a wait this long means something is wrong. */
 const GUARD_WAIT_MS = 10_000;
@@ -116,6 +117,7 @@ function takeFirstFree(dataDir: string, mine: Omit<LockHolder, 'name'>, places: 
 function takeOne(dataDir: string, holder: LockHolder): LockHolder | undefined {
   const path = lockPath(dataDir, holder.name);
   if (linkInto(path, holder)) return undefined;
+  // A live holder is refused at once; only a lock that looks stale waits for the guard.
   refuseIfLive(dataDir, path);
   return withTakeoverGuard(dataDir, () => {
     for (let attempt = 0; attempt < 5; attempt++) {
@@ -150,8 +152,8 @@ function linkInto(path: string, holder: LockHolder): boolean {
 }
 
 /**
- * Runs a takeover while holding the folder's takeover guard: an exclusive SQLite lock (fcntl(2)
- * underneath), which the kernel drops when its process dies, so it can never go stale itself.
+ * Runs a takeover while holding the folder's takeover guard, an exclusive lock the kernel drops
+ * when its holder dies (storage/sql/exclusive-lock.ts), so the guard itself never goes stale.
  * Only a guard holder deletes another process's lock file, so the file it read as stale is the
  * file it deletes: a live holder never replaces a file (link fails on one) and a gone one cannot
  * release. Without the guard, two processes taking over one stale lock could each delete what
@@ -159,19 +161,7 @@ function linkInto(path: string, holder: LockHolder): boolean {
  * alone decides it.
  */
 function withTakeoverGuard<T>(dataDir: string, takeover: () => T): T {
-  const path = join(lockDir(dataDir), TAKEOVER_GUARD);
-  writeFileSync(path, '', { mode: PRIVATE_FILE_MODE, flag: 'a' });
-  const guard = new Database(path, { timeout: GUARD_WAIT_MS });
-  try {
-    guard.exec('BEGIN EXCLUSIVE');
-    try {
-      return takeover();
-    } finally {
-      guard.exec('ROLLBACK');
-    }
-  } finally {
-    guard.close();
-  }
+  return withExclusiveFileLock(join(lockDir(dataDir), TAKEOVER_GUARD), GUARD_WAIT_MS, takeover);
 }
 
 function removeIfThere(path: string): void {
