@@ -76,18 +76,14 @@ export function workRepo(db: Db): WorkRepo {
         set: { state: m('running'), lease_owner: m('owner'), lease_until: m('leaseUntil'), updated_at: m('now') },
         still: { column: 'state', values: claimable.map((state) => m(state)) },
       }));
-      const values: Record<string, unknown> = { now, owner, leaseUntil, queued: 'queued', running: 'running' };
-      kinds.forEach((kind, i) => { values[`kind${i}`] = kind; });
-      return (await claim(db, values)).rows as WorkItemRow[];
+      return (await claim(db, withKinds(kinds, { now, owner, leaseUntil, queued: 'queued', running: 'running' }))).rows as WorkItemRow[];
     },
     async nextDue(kinds, now) {
       if (kinds.length === 0) return undefined;
       // Asked after every idle claim: compiled once per kind count, as the claim is.
       const select = shapedStatement(db, `work.nextDue|${kinds.length}`, (m) => claimOrder(db, kinds.map((_, i) => m(`kind${i}`)), m('now'))
         .clearSelect().select('due_at').limit(sql.lit(1)));
-      const values: Record<string, unknown> = { now };
-      kinds.forEach((kind, i) => { values[`kind${i}`] = kind; });
-      return ((await select(db, values)).rows[0] as { due_at: string } | undefined)?.due_at;
+      return ((await select(db, withKinds(kinds, { now }))).rows[0] as { due_at: string } | undefined)?.due_at;
     },
     async advance(id, owner, now, patch) {
       // Every step of every item runs one: compiled once per shape (the columns it moves). As
@@ -106,6 +102,12 @@ export function workRepo(db: Db): WorkRepo {
       return r.numUpdatedRows > 0n;
     },
   };
+}
+
+/** The values of a compiled statement over these kinds: their markers are kind0, kind1, … */
+function withKinds(kinds: readonly string[], values: Record<string, unknown>): Record<string, unknown> {
+  kinds.forEach((kind, i) => { values[`kind${i}`] = kind; });
+  return values;
 }
 
 /**
