@@ -36,13 +36,12 @@ t.test('a parked item runs at its due time, long before the next poll', async (t
     leaseMs: 30_000, concurrency: 4, stepsPerTurn: 10,
   });
   const runner = startWorkRunner(worker, pollMs, pino({ level: 'silent' }));
-  t.teardown(() => runner.stop());
   const item = await worker.enqueue('park', 'one', {});
   runner.wake();
   const done = await waitFor('the parked item to finish', async () => {
     const row = await workRepo(database.db).byId(item.id);
     return row?.state === 'done' ? row : undefined;
-  }, 15_000);
+  }, 15_000).finally(() => runner.stop());
   const parkedFor = Number(done.cursor);
   t.ok(parkedFor >= parkMs, `not before its time (${parkedFor} ms after it parked)`);
   t.ok(parkedFor < pollMs / 4, `at its time, not at the next poll (${parkedFor} ms after it parked)`);
