@@ -1,11 +1,12 @@
 import type { Db } from '../../storage/sql/index.js';
-import { automationsRepo, eventsRepo, workRepo, type AutomationRunRow, type RunStatus } from '../../storage/repos/index.js';
+import { automationsRepo, workRepo, type AutomationRunRow, type RunStatus } from '../../storage/repos/index.js';
 import type { Logger } from '../logger.js';
-import { emitEvent } from '../outbox/index.js';
+import { emitListenedEvent } from '../outbox/index.js';
 import { graphOf, type Connection, type Graph, type Step } from './graph.js';
 
 // A run's state changes, each inside the caller's transaction with its webhook event
-// (automation.run.started | completed | failed; a cancel has none), and the versions' graphs.
+// (automation.run.started | completed | failed, written when an endpoint of the team subscribes;
+// a cancel has none), and the versions' graphs.
 
 export const RUN_WORK_KIND = 'automation_run';
 
@@ -23,7 +24,7 @@ export function runEventData(run: AutomationRunRow, status: RunStatus, at: strin
 export async function startRun(trx: Db, run: AutomationRunRow, now: Date): Promise<void> {
   const at = now.toISOString();
   await automationsRepo(trx).setRun(run.id, { started_at: at });
-  await emitEvent(eventsRepo(trx), run.team_id, 'automation.run.started', runEventData({ ...run, started_at: at }, 'running', at), now);
+  await emitListenedEvent(trx, run.team_id, 'automation.run.started', () => runEventData({ ...run, started_at: at }, 'running', at), now);
 }
 
 /** Completed or failed; answers false when the run was no longer running (cancelled meanwhile). */
@@ -32,7 +33,7 @@ export async function finishRun(trx: Db, run: AutomationRunRow, outcome: 'comple
   const moved = await automationsRepo(trx).finishRun(run.id, { status: outcome, completed_at: at, error: error ? JSON.stringify(error) : null });
   if (!moved) return false;
   const type = outcome === 'completed' ? 'automation.run.completed' : 'automation.run.failed';
-  await emitEvent(eventsRepo(trx), run.team_id, type, runEventData(run, outcome, at, error), now);
+  await emitListenedEvent(trx, run.team_id, type, () => runEventData(run, outcome, at, error), now);
   return true;
 }
 

@@ -48,4 +48,5 @@ export * from './templates.js';
 export * from './topics.js';
 export * from './webhooks-tables.js';
 export * from './webhooks.js';
+export * from './webhook-listeners.js';
 export * from './work.js';

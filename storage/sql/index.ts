@@ -15,6 +15,7 @@ export * from './sqlite-compiler.js';
 export * from './tables.js';
 export * from './team-scope.js';
 export * from './transaction.js';
+export * from './transaction-memo.js';
 export * from './tx-statements.js';
 export * from './wal-sync.js';
 export * from './write-transaction.js';

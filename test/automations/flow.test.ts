@@ -17,7 +17,7 @@ const mx = await startFakeMx({ dns: dns.address });
 const clock = testClock();
 const app = await startTestAppliance({
   clock, roles: ['api', 'outbound'],
-  env: { SVC_DNS_SERVERS: dns.address, SVC_DNS_CACHE_TTL_S: '0', SVC_OUTBOUND_PORT: String(mx.port) },
+  env: { SVC_DNS_SERVERS: dns.address, SVC_DNS_CACHE_TTL_S: '0', SVC_OUTBOUND_PORT: String(mx.port), SVC_WEBHOOKS_ALLOW_PRIVATE: 'true' },
 });
 t.teardown(async () => { await app.stop(); await mx.stop(); await dns.stop(); });
 const team = await app.newTeam('Flows');
@@ -56,6 +56,8 @@ t.test('trigger → delay → condition → send_email runs end to end on a move
   t.equal((await api('POST', '/events', { name: 'trial.started', schema: { plan: 'string' } })).status, 201);
   const ann = (await api('POST', '/contacts', { email: 'ann@inbox-one.net', properties: { plan: 'pro' } })).body.id;
   const bob = (await api('POST', '/contacts', { email: 'bob@inbox-two.net', properties: { plan: 'basic' } })).body.id;
+  // Run events are written for a team whose endpoint subscribes (no jobs role here: nothing is delivered).
+  t.equal((await api('POST', '/webhooks', { endpoint: 'http://127.0.0.1:9/runs', events: ['automation.run.started', 'automation.run.completed'] })).status, 201);
   const created = await api('POST', '/automations', flow('trial.started'));
   t.equal(created.status, 201, JSON.stringify(created.body));
   const automationId = created.body.id;
@@ -98,6 +100,33 @@ t.test('trigger → delay → condition → send_email runs end to end on a move
   t.equal(bad.status, 422);
   t.equal(bad.body.name, 'invalid_parameter');
   t.match(bad.body.message, /parked/);
+});
+
+t.test('run events are written only for the types an enabled endpoint of the team subscribes to', async (t) => {
+  const runEvents = async (teamId: string) => (await db.selectFrom('events').select('type')
+    .where('team_id', '=', teamId).where('type', 'like', 'automation.run.%').execute()).map((e) => e.type);
+  const teams = { none: await app.newTeam('No endpoint'), completed: await app.newTeam('Completed only'), disabled: await app.newTeam('Disabled endpoint') };
+  const onlyCompleted = { endpoint: 'http://127.0.0.1:9/completed', events: ['automation.run.completed'] };
+  t.equal((await call(app.baseUrl, 'POST', '/webhooks', { token: teams.completed.token, body: onlyCompleted })).status, 201);
+  const disabled = await call(app.baseUrl, 'POST', '/webhooks', { token: teams.disabled.token, body: { ...onlyCompleted, events: ['automation.run.started', 'automation.run.completed'] } });
+  t.equal((await call(app.baseUrl, 'PATCH', `/webhooks/${disabled.body.id}`, { token: teams.disabled.token, body: { status: 'disabled' } })).status, 200);
+  for (const team of Object.values(teams)) {
+    const as = (method: string, path: string, body?: unknown) => call(app.baseUrl, method, path, { token: team.token, body });
+    t.equal((await as('POST', '/events', { name: 'plan.chosen' })).status, 201);
+    const contact = (await as('POST', '/contacts', { email: 'eve@inbox-one.net' })).body.id;
+    const automation = await as('POST', '/automations', {
+      name: 'Tag', status: 'enabled',
+      steps: [{ key: 'start', type: 'trigger', config: { event_name: 'plan.chosen' } }, { key: 'tag', type: 'contact_update', config: { properties: { tier: 'gold' } } }],
+      connections: [{ from: 'start', to: 'tag' }],
+    });
+    t.equal(automation.status, 201, JSON.stringify(automation.body));
+    t.equal((await as('POST', '/events/send', { event: 'plan.chosen', contact_id: contact })).status, 202);
+    await drain();
+    t.same((await as('GET', `/automations/${automation.body.id}/runs?status=completed`)).body.data.length, 1, 'the run completed');
+  }
+  t.same(await runEvents(teams.none.teamId), [], 'no endpoint: no run events');
+  t.same(await runEvents(teams.completed.teamId), ['automation.run.completed'], 'only the subscribed type');
+  t.same(await runEvents(teams.disabled.teamId), [], 'a disabled endpoint listens to nothing');
 });
 
 t.test('a PATCH publishes the next version; a running run keeps its own; stop and delete cancel', async (t) => {
