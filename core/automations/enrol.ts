@@ -1,5 +1,5 @@
 import type { Db } from '../../storage/sql/index.js';
-import { automationsRepo, workRepo, type PlatformEventRow } from '../../storage/repos/index.js';
+import { automationsRepo, teamAutomationsActOn, workRepo, type PlatformEventRow } from '../../storage/repos/index.js';
 import type { EnrollingEvent } from '../events/index.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
@@ -104,14 +104,10 @@ export function platformStreamWork(enrol: Enroller, db: Db, options: StreamReade
         kind: 'continue', cursor: { after: events[events.length - 1]!.id },
         write: async (trx) => {
           // An import writes an event per contact; a team with no automation that could act on
-          // an event's name skips it here with one look-up per name, not two queries per event.
-          const acting = new Map<string, boolean>();
+          // an event's name skips it here with one read per team, not two queries per event.
           for (const e of events) {
             if (e.contact_id === null) continue;
-            const group = `${e.team_id} ${e.type}`;
-            let acts = acting.get(group);
-            if (acts === undefined) acting.set(group, (acts = await automationsRepo(trx).mayActOn(e.team_id, e.type)));
-            if (acts) await enrol(trx, enrollingOf(e));
+            if (await teamAutomationsActOn(trx, e.team_id, e.type)) await enrol(trx, enrollingOf(e));
           }
         },
         // A full batch: more may be waiting, read again at once; otherwise after the settle time.

@@ -1,5 +1,5 @@
 import type { Db } from '../../storage/sql/index.js';
-import { automationsRepo, contactsRepo, eventsRepo, platformEventsRepo, type EmailRow } from '../../storage/repos/index.js';
+import { contactsRepo, eventsRepo, platformEventsRepo, teamAutomationsActOn, type EmailRow } from '../../storage/repos/index.js';
 import { newId } from '../ids.js';
 import type { EventType } from './index.js';
 
@@ -8,10 +8,11 @@ import type { EventType } from './index.js';
 // recipient who is a contact of the team (by address, ignoring case), which the platform stream
 // reader enrols into automations. So a crash loses or doubles neither.
 //
-// The cost stays off the outbound hot path: a team's enabled `svc:email.*` triggers are read once
-// per transaction (the delivery recorder's group commit writes many outcomes in one), and only a
-// team with a trigger for this very event pays a contact lookup. Read in the transaction, never
-// cached across it: an automation enabled a moment ago (in any process) sees the next event.
+// The cost stays off the outbound hot path: the event names a team's automations act on (enabled
+// triggers, and exit events) are read once per transaction (the delivery recorder's group commit
+// writes many outcomes in one), and only a team with an automation starting or exiting on this
+// very event pays a contact lookup. Read in the transaction, never cached across it: an
+// automation enabled a moment ago (in any process) sees the next event.
 
 /** The `svc:email.*` family automations may start on: the lifecycle of mail sent to a contact. */
 export const platformEmailEventTypes = [
@@ -27,24 +28,10 @@ export type EmailEventSource = Pick<EmailRow, 'id' | 'team_id' | 'recipients_tex
 /** The email.* webhook events. */
 export type EmailEventType = Extract<EventType, `email.${string}`>;
 
-/** Per transaction: each team's enabled `svc:email.*` triggers, read at most once. */
-const triggersByTransaction = new WeakMap<Db, Map<string, Promise<ReadonlySet<string>>>>();
-
-function emailTriggers(trx: Db, teamId: string): Promise<ReadonlySet<string>> {
-  let teams = triggersByTransaction.get(trx);
-  if (!teams) triggersByTransaction.set(trx, (teams = new Map()));
-  let found = teams.get(teamId);
-  if (!found) {
-    found = automationsRepo(trx).enabledTriggersWithPrefix(teamId, 'svc:email.').then((names) => new Set(names));
-    teams.set(teamId, found);
-  }
-  return found;
-}
-
 /**
  * Writes one email.* event to the outbox and, for contacts among its recipients, its `svc:email.*`
- * platform event when an enabled automation of the team starts on it. `trx` must be the caller's
- * transaction, never the database itself: the trigger read is kept for the transaction's life. Per-recipient events name their recipient in `data.to`; the others (email.sent)
+ * platform event when an automation of the team starts or exits on it. `trx` must be the caller's
+ * transaction: the read of what the team's automations act on is kept for the transaction's life. Per-recipient events name their recipient in `data.to`; the others (email.sent)
  * concern every recipient of the email.
  */
 export async function emitEmailEvent(trx: Db, email: EmailEventSource, type: EmailEventType, data: Record<string, unknown>, at: Date): Promise<string> {
@@ -52,7 +39,7 @@ export async function emitEmailEvent(trx: Db, email: EmailEventSource, type: Ema
   await eventsRepo(trx).insert({ id, team_id: email.team_id, type, created_at: at.toISOString(), data: JSON.stringify(data) });
   const platformType = `svc:${type}`;
   if (!(platformEmailEventTypes as readonly string[]).includes(platformType)) return id;
-  if (!(await emailTriggers(trx, email.team_id)).has(platformType)) return id;
+  if (!(await teamAutomationsActOn(trx, email.team_id, platformType))) return id;
   const addresses = type === 'email.sent' ? email.recipients_text.split(' ') : (data.to as string[]).map((a) => a.toLowerCase());
   const contacts = await contactsRepo(trx).idsByEmailKeys(email.team_id, [...new Set(addresses.filter((a) => a !== ''))]);
   const events = platformEventsRepo(trx);

@@ -23,13 +23,6 @@ export interface AutomationsRepo {
   version(automationId: string, version: number): Promise<AutomationVersionRow | undefined>;
   /** Live, enabled automations of the team whose current trigger is this event. */
   enabledByTrigger(teamId: string, eventName: string): Promise<AutomationRow[]>;
-  /** The distinct trigger events, starting with `prefix` (no `%` or `_` in it), of the team's live enabled automations. */
-  enabledTriggersWithPrefix(teamId: string, prefix: string): Promise<string[]>;
-  /**
-   * Whether anything of the team could act on this event: an enabled automation it triggers, or
-   * any version of any automation listing it as an exit event (a superset of the runs it can end).
-   */
-  mayActOn(teamId: string, eventName: string): Promise<boolean>;
   /** Running runs of the contact whose version lists this event among its exit events. */
   runsExitingOn(teamId: string, contactId: string, eventName: string): Promise<AutomationRunRow[]>;
   /** Inserts unless the automation already has a run for this event and contact; answers whether it inserted. */
@@ -83,21 +76,6 @@ export function automationsRepo(db: Db): AutomationsRepo {
       const select = shapedStatement(db, 'automations.enabledByTrigger', (m) => live().where('team_id', '=', m('team')).where('trigger_event', '=', m('event'))
         .where('status', '=', m('enabled') as 'enabled').orderBy('id'));
       return (await select(db, { team: teamId, event: eventName, enabled: 'enabled' })).rows as AutomationRow[];
-    },
-    async enabledTriggersWithPrefix(teamId, prefix) {
-      // Compiled once: the delivery recorder asks it once per transaction.
-      const statement = shapedStatement(db, 'automations.enabledTriggersWithPrefix', (m) => db.selectFrom('automations').select('trigger_event').distinct()
-        .where('team_id', '=', m('team')).where('trigger_event', 'like', m('pattern')).where('status', '=', m('enabled') as 'enabled').where('deleted_at', 'is', null));
-      const result = await statement(db, { team: teamId, pattern: `${prefix}%`, enabled: 'enabled' });
-      return (result.rows as { trigger_event: string }[]).map((r) => r.trigger_event);
-    },
-    async mayActOn(teamId, eventName) {
-      const trigger = await db.selectFrom('automations').select('id').where('deleted_at', 'is', null).where('team_id', '=', teamId).where('trigger_event', '=', eventName)
-        .where('status', '=', 'enabled').limit(1).executeTakeFirst();
-      if (trigger) return true;
-      const exit = await db.selectFrom('automation_exit_events').select('automation_id').where('team_id', '=', teamId)
-        .where('event_name', '=', eventName).limit(1).executeTakeFirst();
-      return exit !== undefined;
     },
     async runsExitingOn(teamId, contactId, eventName) {
       const select = shapedStatement(db, 'automations.runsExitingOn', (m) => db.selectFrom('automation_runs as r')

@@ -3,6 +3,7 @@
 export * from './api-keys.js';
 export * from './automations-tables.js';
 export * from './automations.js';
+export * from './automation-listeners.js';
 export * from './custom-events.js';
 export * from './brand-kit-uploads.js';
 export * from './broadcasts-tables.js';

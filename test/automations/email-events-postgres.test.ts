@@ -1,6 +1,6 @@
 import t from 'tap';
 import { createTestDatabase } from '../helpers/postgres.js';
-import { deliveredStartsFlow, flowsOnEachOthersMailStop, membershipConditions, startEmailFlowRig } from '../helpers/email-flows.js';
+import { deliveredStartsFlow, flowsOnEachOthersMailStop, mailEventExitEndsRun, membershipConditions, startEmailFlowRig } from '../helpers/email-flows.js';
 
 // email-events.test.ts with SVC_DATABASE_URL naming a fresh PostgreSQL database.
 const pg = await createTestDatabase();
@@ -12,4 +12,5 @@ t.test('on PostgreSQL', async (t) => {
   await t.test('svc:email.delivered starts a flow; no re-enrolment on its own mail', (t) => deliveredStartsFlow(t, rig));
   await t.test('flows on each other\'s mail stop', (t) => flowsOnEachOthersMailStop(t, rig));
   await t.test('conditions and show-when on membership', (t) => membershipConditions(t, rig));
+  await t.test('an exit on a mail event ends the run', (t) => mailEventExitEndsRun(t, rig));
 });

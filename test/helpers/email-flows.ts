@@ -214,6 +214,38 @@ export async function noTriggerNoEvent(t: Test, rig: EmailFlowRig): Promise<void
   t.same(await f.emailEvents(), []);
 }
 
+/** An exit on a mail event with no automation starting on it: the event is written, and it ends the run. */
+export async function mailEventExitEndsRun(t: Test, rig: EmailFlowRig): Promise<void> {
+  const f = await flowTeam(rig, 'Exits on mail', 'sender-seven.net');
+  t.equal((await f.api('POST', '/events', { name: 'promo.started' })).status, 201);
+  const contact = (await f.api('POST', '/contacts', { email: 'rae@inbox-one.net' })).body.id as string;
+  const created = await f.api('POST', '/automations', {
+    name: 'Until they get mail', status: 'enabled',
+    steps: [
+      { key: 'start', type: 'trigger', config: { event_name: 'promo.started', exit_events: ['svc:email.delivered'] } },
+      { key: 'wait', type: 'delay', config: { duration: '1 day' } },
+      { key: 'mark', type: 'contact_update', config: { last_name: 'Waited' } },
+    ],
+    connections: [{ from: 'start', to: 'wait' }, { from: 'wait', to: 'mark' }],
+  });
+  t.equal(created.status, 201, JSON.stringify(created.body));
+  t.equal((await f.api('POST', '/events/send', { event: 'promo.started', contact_id: contact })).status, 202);
+  await f.pump();
+  const [run] = await f.runs(created.body.id);
+  t.equal((await f.run(created.body.id, run!.id)).status, 'running', 'parked on the delay');
+  const sent = await f.api('POST', '/emails', { from: 'news@sender-seven.net', to: 'rae@inbox-one.net', subject: 'Anything', text: 'Hi' });
+  t.equal(sent.status, 200);
+  const event = await waitFor('svc:email.delivered, written for the exit alone', async () => (await f.emailEvents()).find((e) => e.type === 'svc:email.delivered'));
+  t.match(event.data, { contact_id: contact, email_id: sent.body.id });
+  const ended = await waitFor('the exit to end the run', async () => {
+    await f.pump();
+    const now = await f.run(created.body.id, run!.id);
+    return now.status === 'cancelled' ? now : undefined;
+  });
+  t.equal(ended.status, 'cancelled');
+  t.equal((await f.api('GET', `/contacts/${contact}`)).body.last_name, null, 'the step after the delay never ran');
+}
+
 /** Condition steps and a flow template's show-when rules read topic and segment membership. */
 export async function membershipConditions(t: Test, rig: EmailFlowRig): Promise<void> {
   const f = await flowTeam(rig, 'Members', 'sender-four.net');
