@@ -35,7 +35,8 @@ async function refusable(fn: () => Promise<StepFailure | undefined | void>): Pro
 }
 
 export async function runStep(deps: RunnerDeps, run: AutomationRunRow, step: Step, cursor: RunCursor): Promise<Outcome> {
-  const event = JSON.parse(run.event_data) as Record<string, unknown>;
+  // Parsed only by the steps that read it: a payload may be 16 KB, and most steps are delays.
+  const event = () => JSON.parse(run.event_data) as Record<string, unknown>;
   const c = step.config;
   switch (step.type) {
     case 'trigger':
@@ -46,11 +47,11 @@ export async function runStep(deps: RunnerDeps, run: AutomationRunRow, step: Ste
       const contact = await deps.contacts.read(deps.db, run.team_id, run.contact_id);
       if (!contact) return { kind: 'failed', error: contactGone };
       const rule = c as unknown as Rule;
-      const met = evaluate(rule, contact, event, readsMembership(rule) ? await contactAudience(deps.db, run.team_id, contact) : undefined);
+      const met = evaluate(rule, contact, event(), readsMembership(rule) ? await contactAudience(deps.db, run.team_id, contact) : undefined);
       return { kind: 'next', branch: met ? 'condition_met' : 'condition_not_met', output: { result: met } };
     }
     case 'send_email':
-      return sendEmail(deps, run, step, event);
+      return sendEmail(deps, run, step, event());
     case 'contact_update':
       return contactUpdate(deps, run, c);
     case 'add_to_segment': {
