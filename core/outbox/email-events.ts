@@ -31,8 +31,9 @@ export type EmailEventType = Extract<EventType, `email.${string}`>;
 /**
  * Writes one email.* event to the outbox and, for contacts among its recipients, its `svc:email.*`
  * platform event when an automation of the team starts or exits on it. `trx` must be the caller's
- * transaction: the read of what the team's automations act on is kept for the transaction's life. Per-recipient events name their recipient in `data.to`; the others (email.sent)
- * concern every recipient of the email.
+ * transaction: the read of what the team's automations act on is kept for the transaction's life.
+ * Per-recipient events name their recipient in `data.to`; the others (email.sent) concern every
+ * recipient of the email.
  */
 export async function emitEmailEvent(trx: Db, email: EmailEventSource, type: EmailEventType, data: Record<string, unknown>, at: Date): Promise<string> {
   const id = newId();
