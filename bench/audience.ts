@@ -29,6 +29,7 @@ import { startTestAppliance } from '../test/helpers/appliance.js';
 import { exitWithin } from '../test/helpers/deadline.js';
 import { call } from '../test/helpers/http.js';
 import { startTestRedis } from '../test/helpers/redis.js';
+import { jobsUnitNodeOptions } from './service-flags.js';
 
 const ROWS = intFromEnv('BENCH_ROWS', 1_000_000);
 const PAGE = intFromEnv('BENCH_PAGE', 50);
@@ -128,19 +129,13 @@ function peakRssMb(pid: number): number {
   return match ? Number(match[1]) / 1024 : NaN;
 }
 
-/** NODE_OPTIONS of systemd/svc-jobs.service, so the jobs process runs as installed. */
-function unitNodeOptions(): string {
-  const unit = readFileSync(join(import.meta.dirname, '..', '..', 'systemd', 'svc-jobs.service'), 'utf8');
-  return /^Environment="?NODE_OPTIONS=([^"\n]*)"?$/m.exec(unit)?.[1] ?? '';
-}
-
 function spawnJobs(dataDir: string, redisUrl: string): ChildProcess {
   const env = {
     PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SVC_MAIL_HOSTNAME: 'mta.svc-test.net',
     SVC_DATA_DIR: dataDir, SVC_REDIS_URL: redisUrl, SVC_LOG_LEVEL: 'warn', SVC_WORK_POLL_MS: '50', SVC_SCANNER_CLAMD: '',
     // The installed unit's node options (its heap ceiling), then the bench's own: a profile of the
     // importing process with BENCH_JOBS_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/prof'.
-    NODE_OPTIONS: [unitNodeOptions(), process.env.BENCH_JOBS_NODE_OPTIONS ?? ''].join(' ').trim(),
+    NODE_OPTIONS: jobsUnitNodeOptions(process.env.BENCH_JOBS_NODE_OPTIONS),
   };
   return spawn(svcBin, ['start', '--role', 'jobs'], { env, stdio: ['ignore', 'inherit', 'inherit'] });
 }

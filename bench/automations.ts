@@ -13,8 +13,8 @@
 //
 // Tuning (environment): BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (1),
 // BENCH_CONNECTIONS (50), BENCH_LATENCY_EVENTS (1000), BENCH_LATENCY_RATE (200 a second),
-// BENCH_WAKE_RUNS (100000), BENCH_JOBS_NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`: the
-// jobs process), BENCH_JOBS_ENV (JSON of extra `SVC_*` settings for it, e.g.
+// BENCH_WAKE_RUNS (100000), BENCH_JOBS_NODE_OPTIONS (added to the jobs unit's NODE_OPTIONS,
+// e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`), BENCH_JOBS_ENV (JSON of extra `SVC_*` settings for it, e.g.
 // `{"SVC_WORK_CONCURRENCY":"4"}`), BENCH_PROFILE_DIR (a CPU profile of this process over each
 // measured svc load: the API's side alone), BENCH_PHASES (accept,latency,wake: those to run).
 // `--quick`: one round, 200 latency events, 10,000 parked runs.
@@ -36,6 +36,7 @@ import { svcBin } from '../test/helpers/faults-svc.js';
 import { call } from '../test/helpers/http.js';
 import { childCpuSeconds } from './postfix.js';
 import { intFromEnv } from './settings.js';
+import { jobsUnitNodeOptions } from './service-flags.js';
 
 const quick = process.argv.includes('--quick');
 const ROUNDS = intFromEnv('BENCH_ROUNDS', quick ? 1 : 3);
@@ -179,7 +180,8 @@ function spawnJobs(bench: Bench): ChildProcess {
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SVC_MAIL_HOSTNAME: 'mta.svc-test.net',
     SVC_DATA_DIR: bench.svc.config.data_dir, SVC_REDIS_URL: bench.svc.redis.url, SVC_LOG_LEVEL: 'error', SVC_SCANNER_CLAMD: '',
-    ...(process.env.BENCH_JOBS_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_JOBS_NODE_OPTIONS } : {}),
+    // As the installed unit runs it (its heap settings), then the bench's own (a profile).
+    NODE_OPTIONS: jobsUnitNodeOptions(process.env.BENCH_JOBS_NODE_OPTIONS),
     ...(JSON.parse(process.env.BENCH_JOBS_ENV ?? '{}') as Record<string, string>),
   };
   return spawn(svcBin, ['start', '--role', 'jobs'], { env, stdio: ['ignore', 'ignore', 'inherit'] });

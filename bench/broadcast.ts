@@ -15,7 +15,8 @@
 // BENCH_MEMBERS (100000; `--members N` too, `--quick` = 10,000 and one click round),
 // BENCH_SESSIONS (20), BENCH_PAGE_SIZE (the shipped broadcasts_page_size), BENCH_ROUNDS (3 click
 // rounds), BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (1), BENCH_CONNECTIONS (50),
-// BENCH_JOBS_NODE_OPTIONS (e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` to profile the fan-out),
+// BENCH_JOBS_NODE_OPTIONS (added to the jobs unit's NODE_OPTIONS, e.g. `--cpu-prof
+// --cpu-prof-dir=/tmp/prof` to profile the fan-out),
 // BENCH_OUTBOUND_NODE_OPTIONS, BENCH_SKIP_CLICKS=1.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -33,6 +34,7 @@ import { freePort } from '../test/helpers/ports.js';
 import { startTestRedis } from '../test/helpers/redis.js';
 import { childCpuSeconds, ensurePostfix, runPostfix, startSink, waitUntil, type PostfixFigures } from './postfix.js';
 import { fmt, measureClicks } from './tracking.js';
+import { jobsUnitNodeOptions } from './service-flags.js';
 
 const QUICK = process.argv.includes('--quick');
 const MEMBERS = flagInt('--members') ?? intFromEnv('BENCH_MEMBERS', QUICK ? 10_000 : 100_000);
@@ -109,7 +111,8 @@ async function startRig(sinkPort: number, dir: string): Promise<Rig & { jobsPid(
     const jobs = spawnJobs({
       ...shared, SVC_LOG_LEVEL: 'info', SVC_WORK_POLL_MS: '100',
       ...(process.env.BENCH_PAGE_SIZE ? { SVC_BROADCASTS_PAGE_SIZE: process.env.BENCH_PAGE_SIZE } : {}),
-      ...(process.env.BENCH_JOBS_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_JOBS_NODE_OPTIONS } : {}),
+      // As the installed unit runs it (its heap settings), then the bench's own (a profile).
+      NODE_OPTIONS: jobsUnitNodeOptions(process.env.BENCH_JOBS_NODE_OPTIONS),
     }, jobsLog);
     children.push(jobs);
     const redisClient = app.appliance.services.redis;

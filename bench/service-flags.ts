@@ -24,3 +24,12 @@ export function rerunUnderServiceFlags(): boolean {
   process.exitCode = child.status ?? 1;
   return true;
 }
+
+/**
+ * NODE_OPTIONS of systemd/svc-jobs.service, then `extra` (a bench's own, e.g. a CPU profile): a
+ * benchmark's jobs child runs as the installed unit does.
+ */
+export function jobsUnitNodeOptions(extra = ''): string {
+  const unit = readFileSync(join(resolve(import.meta.dirname, '../..'), 'systemd', 'svc-jobs.service'), 'utf8');
+  return [/^Environment="?NODE_OPTIONS=([^"\n]*)"?$/m.exec(unit)?.[1] ?? '', extra].join(' ').trim();
+}
