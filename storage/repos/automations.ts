@@ -78,10 +78,15 @@ export function automationsRepo(db: Db): AutomationsRepo {
       return (await select(db, { team: teamId, event: eventName, enabled: 'enabled' })).rows as AutomationRow[];
     },
     async runsExitingOn(teamId, contactId, eventName) {
-      const select = shapedStatement(db, 'automations.runsExitingOn', (m) => db.selectFrom('automation_runs as r')
-        .innerJoin('automation_exit_events as x', (j) => j.onRef('x.automation_id', '=', 'r.automation_id').onRef('x.version', '=', 'r.version'))
-        .selectAll('r').where('r.team_id', '=', m('team')).where('r.contact_id', '=', m('contact')).where('r.status', '=', m('running') as RunStatus)
-        .where('x.event_name', '=', m('event')));
+      // Every event sent asks this. From the exit events named so (usually none) to the contact's
+      // runs in each such automation: SQLite, left to choose, read every run the contact ever had
+      // (any status, any automation) first, so each event cost more as a contact's history grew.
+      // CROSS JOIN keeps that order on SQLite; PostgreSQL plans it by its statistics.
+      const select = shapedStatement(db, 'automations.runsExitingOn', (m) => db.selectFrom('automation_exit_events as x')
+        .crossJoin('automation_runs as r')
+        .selectAll('r').where('x.team_id', '=', m('team')).where('x.event_name', '=', m('event'))
+        .where('r.team_id', '=', m('team')).where('r.contact_id', '=', m('contact')).whereRef('r.automation_id', '=', 'x.automation_id')
+        .whereRef('r.version', '=', 'x.version').where('r.status', '=', m('running') as RunStatus));
       return (await select(db, { team: teamId, contact: contactId, running: 'running', event: eventName })).rows as AutomationRunRow[];
     },
     async insertRunIfNew(row) {
