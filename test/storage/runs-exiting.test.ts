@@ -7,10 +7,11 @@ import { openDatabase, type Database } from '../../storage/sql/index.js';
 import { automationsRepo, type AutomationRunRow } from '../../storage/repos/index.js';
 import { createTestDatabase } from '../helpers/postgres.js';
 
-// Every event sent first asks for the contact's running runs that exit on it. The answer: runs of
-// this contact, still running, whose own version lists the event. The read starts from the exit
-// events of that name (usually none), not from every run the contact ever had, so an event costs
-// the same for a contact with a long history. On SQLite and PostgreSQL.
+// Two reads of a contact's runs that every event may make, neither growing with the contact's
+// history. The exit check: runs of this contact, still running, whose own version lists the
+// event, read from the exit events of that name (usually none). The last entry (a trigger's
+// `reentry_after`): the newest run's time, the first entry of the index read backwards
+// (migration 035). On SQLite and PostgreSQL.
 const dir = mkdtempSync(join(tmpdir(), 'svc-runs-exiting-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -41,6 +42,10 @@ async function exiting(t: Test, database: Database): Promise<void> {
   t.same((await repo.runsExitingOn('team-1', 'bob', 'order.placed')).map((r) => r.id), ['r5']);
   t.same(await repo.runsExitingOn('team-1', 'ann', 'order.paid'), [], 'no automation exits on it');
   t.same(await repo.runsExitingOn('team-2', 'ann', 'order.placed'), [], "another team's exit events do not count");
+  await db.updateTable('automation_runs').set({ created_at: '2026-11-20T08:00:00.000Z' }).where('id', '=', 'old-7').execute();
+  await db.updateTable('automation_runs').set({ created_at: '2026-12-01T08:00:00.000Z' }).where('id', '=', 'old-3').execute();
+  t.equal(await repo.lastEntry('team-1', 'a4', 'ann'), '2026-12-01T08:00:00.000Z', 'the newest entry, whatever the insertion order');
+  t.equal(await repo.lastEntry('team-1', 'a4', 'bob'), undefined, 'never entered');
 }
 
 // The statement's shape (storage/repos/automations.ts runsExitingOn), for SQLite's plan.
@@ -54,7 +59,11 @@ t.test('SQLite', async (t) => {
   await exiting(t, database);
   const plan = (await sql<{ detail: string }>`explain query plan ${shape}`.execute(database.db)).rows.map((p) => p.detail);
   t.match(plan[0], /automation_exit_events_name/, `the exit events of the name first: ${plan.join(' | ')}`);
-  t.match(plan[1], /automation_runs_contact \(team_id=\? AND contact_id=\? AND automation_id=\?\)/, 'then the contact\'s runs in each such automation');
+  t.match(plan[1], /automation_runs_contact_entered \(team_id=\? AND contact_id=\? AND automation_id=\?\)/, 'then the contact\'s runs in each such automation');
+  const last = (await sql<{ detail: string }>`explain query plan select created_at from automation_runs
+    where team_id = 'team-1' and contact_id = 'ann' and automation_id = 'a4' order by created_at desc limit 1`.execute(database.db)).rows.map((p) => p.detail);
+  t.match(last.join(' | '), /automation_runs_contact_entered/, 'the last entry through the index');
+  t.notMatch(last.join(' | '), /TEMP B-TREE/, `without sorting the contact's runs: ${last.join(' | ')}`);
 });
 
 t.test('PostgreSQL', async (t) => {

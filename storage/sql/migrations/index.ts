@@ -28,6 +28,7 @@ import * as m031 from './031_property_values_clustered.js';
 import * as m032 from './032_emails_bulk_partial.js';
 import * as m033 from './033_contacts_subscription_index.js';
 import * as m034 from './034_consent_hash_erased.js';
+import * as m035 from './035_runs_contact_entered.js';
 
 // Numbered, applied in order at start. Written with Kysely's schema builder so the same
 // migrations run on SQLite and on PostgreSQL.
@@ -61,4 +62,5 @@ export const migrations: Record<string, Migration> = {
   '032_emails_bulk_partial': m032,
   '033_contacts_subscription_index': m033,
   '034_consent_hash_erased': m034,
+  '035_runs_contact_entered': m035,
 };
