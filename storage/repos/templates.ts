@@ -65,10 +65,12 @@ export function templatesRepo(db: Db): TemplatesRepo {
         .where('team_id', '=', teamId).where('id', '=', versionId).where('updated_at', '=', seen).executeTakeFirst();
       return r.numUpdatedRows > 0n;
     },
-    versionsNaming: (teamId, savedBlockId) => db.selectFrom('template_versions as v')
-      .innerJoin('templates as t', 't.id', 'v.template_id')
+    // From the team's live templates to their current and published versions: joined the other
+    // way, SQLite read every version of every team (and matched its layout) to find a team's few.
+    versionsNaming: (teamId, savedBlockId) => db.selectFrom('templates as t')
+      .crossJoin('template_versions as v')
       .selectAll('v')
-      .where('v.team_id', '=', teamId).where('t.deleted_at', 'is', null)
+      .where('t.team_id', '=', teamId).where('t.deleted_at', 'is', null).where('v.team_id', '=', teamId).whereRef('v.template_id', '=', 't.id')
       .where((eb) => eb.or([eb('v.id', '=', eb.ref('t.current_version_id')), eb('v.id', '=', eb.ref('t.published_version_id'))]))
       .where('v.layout_json', 'like', `%${savedBlockId}%`)
       .execute(),

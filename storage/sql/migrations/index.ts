@@ -29,6 +29,7 @@ import * as m032 from './032_emails_bulk_partial.js';
 import * as m033 from './033_contacts_subscription_index.js';
 import * as m034 from './034_consent_hash_erased.js';
 import * as m035 from './035_runs_contact_entered.js';
+import * as m036 from './036_share_links_email.js';
 
 // Numbered, applied in order at start. Written with Kysely's schema builder so the same
 // migrations run on SQLite and on PostgreSQL.
@@ -63,4 +64,5 @@ export const migrations: Record<string, Migration> = {
   '033_contacts_subscription_index': m033,
   '034_consent_hash_erased': m034,
   '035_runs_contact_entered': m035,
+  '036_share_links_email': m036,
 };
