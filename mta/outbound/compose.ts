@@ -57,7 +57,8 @@ export function composerOptions(email: EmailRow, attachments: readonly EmailAtta
     disableUrlAccess: true,
     xMailer: false as const,
   };
-  const headerTexts = [email.from_header, email.subject, ...(to ?? []), ...(cc ?? []), ...[replyTo ?? []].flat(), ...Object.entries(headers).flat()];
+  const replyTos = replyTo === undefined ? [] : Array.isArray(replyTo) ? replyTo : [replyTo];
+  const headerTexts = [email.from_header, email.subject, ...(to ?? []), ...(cc ?? []), ...replyTos, ...Object.entries(headers).flat()];
   return { mail, headerTexts };
 }
 

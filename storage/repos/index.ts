@@ -3,7 +3,6 @@
 export * from './api-keys.js';
 export * from './automations-tables.js';
 export * from './automations.js';
-export * from './automation-listeners.js';
 export * from './custom-events.js';
 export * from './brand-kit-uploads.js';
 export * from './broadcasts-tables.js';
@@ -49,5 +48,5 @@ export * from './templates.js';
 export * from './topics.js';
 export * from './webhooks-tables.js';
 export * from './webhooks.js';
-export * from './webhook-listeners.js';
+export * from './listeners.js';
 export * from './work.js';

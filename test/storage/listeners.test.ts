@@ -9,7 +9,7 @@ import { createTestDatabase } from '../helpers/postgres.js';
 // Whether a team's enabled endpoints subscribe to an event type (written only then, core/outbox):
 // read once per team in a transaction that many writes share, read afresh in the next one, and
 // every time outside a transaction. On SQLite and on PostgreSQL.
-const dir = mkdtempSync(join(tmpdir(), 'svc-webhook-listeners-'));
+const dir = mkdtempSync(join(tmpdir(), 'svc-listeners-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 
 const endpoint = (id: string, teamId: string, events: string[], status: WebhookEndpointRow['status'] = 'enabled'): WebhookEndpointRow => ({
