@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { linkSync, readdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { withExclusiveFileLock } from '../sql/exclusive-lock.js';
+import { withExclusiveFileLock } from './exclusive-lock.js';
 import { makePrivateDir, PRIVATE_FILE_MODE } from './private-files.js';
 
 // Locks on the data folder: one file per lock under <data_dir>/locks/, naming the process that
@@ -153,7 +153,7 @@ function linkInto(path: string, holder: LockHolder): boolean {
 
 /**
  * Runs a takeover while holding the folder's takeover guard, an exclusive lock the kernel drops
- * when its holder dies (storage/sql/exclusive-lock.ts), so the guard itself never goes stale.
+ * when its holder dies (exclusive-lock.ts), so the guard itself never goes stale.
  * Only a guard holder deletes another process's lock file, so the file it read as stale is the
  * file it deletes: a live holder never replaces a file (link fails on one) and a gone one cannot
  * release. Without the guard, two processes taking over one stale lock could each delete what

@@ -1,5 +1,5 @@
 import BetterSqlite3 from 'better-sqlite3';
-import { createPrivateFile } from '../files/private-files.js';
+import { createPrivateFile } from './private-files.js';
 
 /**
  * Runs `fn` holding an exclusive lock on the file at `path` (created owner-only and empty when
