@@ -1,4 +1,4 @@
-import { PassThrough, pipeline } from 'node:stream';
+import { finished, PassThrough } from 'node:stream';
 import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
@@ -135,9 +135,11 @@ async function consume(deps: DataDeps, stream: SMTPServerDataStream, session: SM
   };
   await keep(header);
   const slow = watchRate(deps, stream, session);
-  // pipeline, not pipe: a client that hangs up mid-message destroys the stream, and that must end
-  // this loop (and remove the half-written file) instead of waiting forever.
-  pipeline(stream, guard, () => undefined);
+  // A client that hangs up mid-message destroys the stream, and that must end this loop (and
+  // remove the half-written file) instead of waiting forever. Not stream.pipeline, which does the
+  // same: its finish aborts an AbortController, and that DOMException's stack cost ~50 µs a message.
+  stream.pipe(guard);
+  finished(stream, (err) => { if (err) guard.destroy(err); });
   try {
     slow.rate.waiting();
     for await (const chunk of guard as AsyncIterable<Buffer>) {
