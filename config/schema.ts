@@ -51,7 +51,7 @@ export const schema = {
 
   secret_key_file: { type: 'string', default: '', doc: 'File holding the key that seals DKIM private keys and provider tokens at rest; empty means <data_dir>/secret.key (created on first start).' },
   dns_timeout_ms: { type: 'int', default: 3000, min: 100, max: 30000, doc: 'Longest wait for one DNS answer before trying again.' },
-  dns_cache_ttl_s: { type: 'int', default: 300, min: 0, max: 86400, doc: 'Seconds a DNS answer used for delivery is cached in Redis (verification never uses the cache).' },
+  dns_cache_ttl_s: { type: 'int', default: 300, min: 0, max: 86400, doc: 'Seconds a DNS answer used for delivery is cached in Redis (verification never uses the cache). Recipient checks and the checks of received mail keep answers in their process for the smaller of this and 10 s.' },
   mail_hostname: { type: 'string', default: '', hostname: true, doc: 'Public DNS name of this host, fully qualified (EHLO, MX and MAIL FROM targets); empty uses the system host name, which must then be fully qualified too.' },
   mail_from_records: { type: 'enum', default: 'cname', values: ['cname', 'mx_txt'], doc: 'MAIL FROM records given to domains: a CNAME to the region host, or an MX plus an SPF TXT.' },
   domains_recheck_cron: { type: 'string', default: '23 */6 * * *', doc: 'node-cron schedule of the re-check of every domain\'s DNS records (drift, DKIM retirement, pending claims).' },

@@ -3,6 +3,7 @@ import type { Logger } from '../../core/logger.js';
 import { startInboundServer, type InboundServer, type ReportHandler } from '../../mta/inbound/server.js';
 import { loadTlsMaterial, reloadTlsMaterial } from '../../mta/inbound/tls.js';
 import type { Services } from '../services.js';
+import { memoizedResolver } from '../../dns/cache.js';
 import { startSubmission } from '../submission.js';
 import type { SubmissionServers } from '../../mta/submission/server.js';
 
@@ -52,7 +53,7 @@ export async function startInboundRole(services: Services, config: Config, logge
     scanner: receiving.scanner,
     failMode: receiving.failMode,
     spool: receiving.spool,
-    resolver: services.resolver,
+    resolver: authResolver(services, config),
     clock: services.clock,
     logger,
     metrics: services.metrics,
@@ -71,4 +72,16 @@ export async function startInboundRole(services: Services, config: Config, logge
     },
     stop: async () => { await Promise.all([smtp.close(), submission?.close()]); },
   };
+}
+
+/**
+ * The received mail checks' resolver (SPF, DKIM, DMARC, ARC): answers kept in this process for up
+ * to min(dns_cache_ttl_s, 10) s, as the recipient checks keep theirs. A burst from one sender asks
+ * its SPF, DMARC and key records once, not once a message: the lookups were an eighth of the
+ * inbound main thread's time under smtp-source (bench/README.md). Ten seconds is far below any
+ * record's own TTL that a recursive resolver would honour, so a changed SPF record or a rotated
+ * DKIM key is seen as soon as it would be anyway.
+ */
+function authResolver(services: Services, config: Config) {
+  return memoizedResolver(services.resolver, { ttlMs: Math.min(config.dns_cache_ttl_s, 10) * 1000, maxEntries: 10_000, now: () => performance.now() });
 }

@@ -246,3 +246,18 @@ t.test('a database failure at end of data answers 451 and leaves no file behind'
   t.equal(files(), before, 'no raw file left in received/');
   t.same(readdirSync(join(spool, 'incoming')), [], 'nothing left in incoming/');
 });
+
+t.test("a burst from one sender asks its SPF record once: the checks keep answers for seconds", async (t) => {
+  rig.dns.set('burst.example', [{ type: 'TXT', value: 'v=spf1 ip4:127.0.0.1 -all' }]);
+  const asked = () => rig.dns.queries.filter((q) => q.name === 'burst.example' && q.type === 'TXT').length;
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const message = rfc822({ From: 'news@burst.example', To: 'support@acme-inbox.net', Subject: `burst ${i}`, 'Message-ID': `<burst-${i}@burst.example>` }, 'hello');
+    ids.push((await rig.send({ from: 'news@burst.example', to: ['support@acme-inbox.net'] }, message)).id);
+  }
+  t.equal(asked(), 1, 'one TXT question for three messages');
+  for (const id of ids) {
+    const got = await rig.api(acme.token, 'GET', `/emails/receiving/${id}`);
+    t.match(got.body.authentication, { spf: { result: 'pass', domain: 'burst.example' } }, 'each message has the SPF verdict of the kept answer');
+  }
+});
