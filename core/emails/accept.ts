@@ -9,6 +9,7 @@ import { envelopeData } from './envelope.js';
 import type { RecipientFate } from './recipients.js';
 import type { AttachmentPart, NormalisedSend } from './types.js';
 import { hasUnsubscribe } from './validate.js';
+import { contentHash } from './bulk.js';
 import type { SendingDomain } from './ports.js';
 
 /** One email ready to commit: its rows and the events its acceptance writes. */
@@ -27,7 +28,6 @@ export interface PrepareInput {
   region: Region;
   fates: RecipientFate[];
   attachments: AttachmentPart[];
-  contentHash: string;
   now: Date;
 }
 
@@ -39,6 +39,7 @@ export function prepareEmail(input: PrepareInput): PreparedEmail {
   const at = now.toISOString();
   const scheduled = send.scheduledAt !== null;
   const deliverable = input.fates.filter((f) => f.kind === 'deliver').length;
+  const unsubscribes = hasUnsubscribe(send);
   const email: EmailRow = {
     id, team_id: input.teamId, api_key_id: input.apiKeyId, domain_id: input.domain.id, region: input.region.name,
     from_header: send.from.header, from_email: addressKey(send.from.address),
@@ -53,8 +54,10 @@ export function prepareEmail(input: PrepareInput): PreparedEmail {
     last_event: scheduled ? 'scheduled' : deliverable > 0 ? 'queued' : 'suppressed',
     recipients_text: send.recipients.map((r) => addressKey(r.address)).join(' '),
     recipient_count: send.recipients.length,
-    content_hash: input.contentHash,
-    has_unsubscribe: hasUnsubscribe(send) ? 1 : 0,
+    // Rule 5 counts only mail without an unsubscribe (bulk.ts): no digest for mail that has one, a
+    // broadcast's personalised page of 4 KB messages above all.
+    content_hash: unsubscribes ? '' : contentHash(send.subject, send.html, send.text),
+    has_unsubscribe: unsubscribes ? 1 : 0,
     attachment_count: input.attachments.length,
     created_at: at, updated_at: at,
   };

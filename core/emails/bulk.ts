@@ -10,7 +10,7 @@ export const bulkThreshold = 500;
 export const bulkDocsUrl = 'https://svc.invalid/docs/sending/bulk-unsubscribe';
 
 // One-shot digest of the joined text: the same bytes as hashing the parts in turn, without a Hash
-// object per email (a campaign page hashes one personalised message per recipient).
+// object per email. Only mail without an unsubscribe gets one (accept.ts): no other is counted.
 export const contentHash = (subject: string, html: string | null, text: string | null) =>
   hash('sha256', `${subject}\0${html ?? ''}\0${text ?? ''}`, 'hex');
 

@@ -6,7 +6,6 @@ import { leftSandbox, type SendAllowance } from '../team/index.js';
 import { ServiceError, validationError } from '../errors.js';
 import type { RegionDirectory } from '../regions.js';
 import { commitAccepted, prepareEmail, type PreparedEmail } from './accept.js';
-import { contentHash } from './bulk.js';
 import type { SendingDomain, SendingDomains } from './ports.js';
 import { addressKey, type ParsedMailboxes } from './addresses.js';
 import { checkSandbox, recipientFates, type RecipientCheckDeps, type RecipientFate } from './recipients.js';
@@ -82,7 +81,7 @@ export function campaignSender(deps: CampaignSenderDeps) {
           return;
         }
         const prepared = prepareEmail({
-          teamId, apiKeyId: null, send, domain, region, fates: fates[i]!, attachments: [], contentHash: contentHash(send.subject, send.html, send.text), now,
+          teamId, apiKeyId: null, send, domain, region, fates: fates[i]!, attachments: [], now,
         });
         prepared.email.broadcast_id = messages[i]!.broadcastId;
         page.prepared.push(prepared);

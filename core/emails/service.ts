@@ -16,7 +16,7 @@ import type { Logger } from '../logger.js';
 import type { RegionDirectory } from '../regions.js';
 import { commitAccepted, prepareEmail, type PreparedEmail } from './accept.js';
 import { loadAttachments, type AttachmentFetcher } from './attachments.js';
-import { checkBulk, contentHash, dayOf } from './bulk.js';
+import { checkBulk, dayOf } from './bulk.js';
 import { listEmails, type RawEmailListQuery } from './list.js';
 import type { SendingDomains } from './ports.js';
 import { allRecipientsInvalid, checkSandbox, recipientFates, type RecipientFate } from './recipients.js';
@@ -91,9 +91,9 @@ export function emailsService(deps: EmailsServiceDeps) {
       simulatorDomain: deps.simulatorDomain, deadAddressDays,
     }, caller.teamId, send.recipients, now, batch?.recipientDomains);
     if (!batch && fates.every((f) => f.kind === 'invalid')) throw allRecipientsInvalid(send.recipients, fates);
-    const hash = contentHash(send.subject, send.html, send.text);
-    const prepared = prepareEmail({ teamId: caller.teamId, apiKeyId: caller.apiKeyId, send, domain, region, fates, attachments, contentHash: hash, now });
+    const prepared = prepareEmail({ teamId: caller.teamId, apiKeyId: caller.apiKeyId, send, domain, region, fates, attachments, now });
     if (!prepared.email.has_unsubscribe) {
+      const hash = prepared.email.content_hash;
       const earlier = batch?.pending.get(hash) ?? 0;
       const bulk = await checkBulk(emailsRepo(deps.db), caller.teamId, hash, earlier + send.recipients.length, now);
       batch?.pending.set(hash, earlier + send.recipients.length);
