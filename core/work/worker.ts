@@ -1,10 +1,11 @@
 import type { Db } from '../../storage/sql/index.js';
-import { workRepo, type WorkAdvance, type WorkItemRow } from '../../storage/repos/index.js';
-import { groupCommit, inRelaxedWriteTransaction } from '../../storage/sql/index.js';
+import { workRepo, type WorkItemRow } from '../../storage/repos/index.js';
+import { inRelaxedWriteTransaction } from '../../storage/sql/index.js';
 import type { Clock } from '../clock.js';
 import { newId } from '../ids.js';
 import type { Logger } from '../logger.js';
 import type { StepResult, WorkHandler, WorkItem } from './types.js';
+import { LostLease, stepCommits } from './step-commits.js';
 
 // The one durable worker pattern for long-running work (contact imports, broadcast fan-out,
 // automation runs). An item is claimed with a lease, then worked in small steps; each step's
@@ -19,9 +20,9 @@ import type { StepResult, WorkHandler, WorkItem } from './types.js';
 // effect outside the database (mail, a webhook) is made durable as a row there and done by its
 // own path (the outbound queue, the webhook dispatcher), never from inside a step.
 // Steps of different items that finish together share one group-committed transaction: a crowd of
-// runs waking at one instant costs a few transactions, not one each. Each step's lease check is its
-// own, inside the shared transaction; one that lost its lease sinks the batch, whose steps are then
-// committed one by one (group-commit.ts), so it alone is refused.
+// runs waking at one instant costs a few transactions, not one each, and the items that move alike
+// move in one statement (step-commits.ts). One step that lost its lease sinks the batch, whose
+// steps are then committed one by one, so it alone is refused.
 
 export interface DurableWorkerDeps {
   db: Db;
@@ -53,8 +54,6 @@ export interface DurableWorker {
   cancel(id: string): Promise<boolean>;
 }
 
-class LostLease extends Error {}
-
 /** Seconds before an item whose step threw is tried again. */
 const retryAfterErrorMs = 5_000;
 /** At most this many items' steps share a transaction (an import's or a fan-out's step is large). */
@@ -64,15 +63,10 @@ export function durableWorker(deps: DurableWorkerDeps): DurableWorker {
   const handlers = new Map(deps.handlers.map((h) => [h.kind, h]));
   const kinds = [...handlers.keys()];
   const iso = (ms: number) => new Date(ms).toISOString();
-  const commits = groupCommit(deps.db, { maxBatch: stepsPerTransaction });
+  const commits = stepCommits(deps.db, deps.clock, deps.leaseMs, stepsPerTransaction);
 
   async function commit(row: WorkItemRow, result: StepResult<unknown>): Promise<void> {
-    const now = deps.clock.now().getTime();
-    const patch = advanceFor(result, now, deps.leaseMs);
-    await commits.run(async (trx) => {
-      if (!(await workRepo(trx).advance(row.id, row.lease_owner!, iso(now), patch))) throw new LostLease();
-      await result.write?.(trx);
-    });
+    await commits.run(row, result);
     result.afterCommit?.();
   }
 
@@ -144,20 +138,6 @@ export function durableWorker(deps: DurableWorkerDeps): DurableWorker {
     },
     cancel: (id) => workRepo(deps.db).cancel(id, deps.clock.now().toISOString()),
   };
-}
-
-function advanceFor(result: StepResult<unknown>, now: number, leaseMs: number): WorkAdvance {
-  const cursor = 'cursor' in result && result.cursor !== undefined ? JSON.stringify(result.cursor) : undefined;
-  const finished = { lease_owner: null, lease_until: null, ...(cursor === undefined ? {} : { cursor }) };
-  switch (result.kind) {
-    case 'done':
-      return { ...finished, state: 'done' };
-    case 'failed':
-      return { ...finished, state: 'failed', error: result.error };
-    case 'continue':
-      if (result.delayMs === undefined) return { cursor, lease_until: new Date(now + leaseMs).toISOString() };
-      return { ...finished, state: 'queued', due_at: new Date(now + result.delayMs).toISOString() };
-  }
 }
 
 function toItem(row: WorkItemRow): WorkItem<unknown, unknown> {

@@ -43,6 +43,8 @@ export interface WorkRepo {
   nextDue(kinds: readonly string[], now: string): Promise<string | undefined>;
   /** Moves an item one step while `owner` holds it; false when the lease was lost. */
   advance(id: string, owner: string, now: string, patch: WorkAdvance): Promise<boolean>;
+  /** Moves each of these items alike, those `owner` holds; answers how many moved. */
+  advanceMany(ids: readonly string[], owner: string, now: string, patch: WorkAdvance): Promise<number>;
   /** Stops an item that is not finished; its owner notices at its next step. */
   cancel(id: string, now: string): Promise<boolean>;
 }
@@ -50,6 +52,24 @@ export interface WorkRepo {
 const claimable = ['queued', 'running'] as const;
 
 export function workRepo(db: Db): WorkRepo {
+  const advanceMany: WorkRepo['advanceMany'] = async (ids, owner, now, patch) => {
+    // Every step of every item runs this: compiled once per shape (the columns it moves, how many
+    // ids; the counts are a few fixed sizes, so the shapes stay few). As Kysely does, a column
+    // whose value is undefined is left as it is.
+    const columns = (Object.keys(patch) as (keyof WorkAdvance)[]).filter((c) => patch[c] !== undefined).sort();
+    const values: Record<string, unknown> = { owner, now, running: 'running' };
+    for (const c of columns) values[c] = patch[c];
+    let moved = 0;
+    for (const chunk of fixedSizeChunks(ids)) {
+      const update = shapedStatement(db, `work.advance|${columns.join(',')}|${chunk.length}`, (m) => db.updateTable('work_items')
+        .set({ ...Object.fromEntries(columns.map((c) => [c, m(c)])), steps: sql<number>`steps + 1`, updated_at: m('now') })
+        .where('id', 'in', chunk.map((_, i) => m(`id${i}`))).where('lease_owner', '=', m('owner'))
+        .where('state', '=', m('running') as WorkState).where('lease_until', '>=', m('now')));
+      chunk.forEach((id, i) => { values[`id${i}`] = id; });
+      moved += Number((await update(db, values)).numAffectedRows ?? 0n);
+    }
+    return moved;
+  };
   return {
     async enqueue(item) {
       await db.insertInto('work_items')
@@ -85,23 +105,27 @@ export function workRepo(db: Db): WorkRepo {
         .clearSelect().select('due_at').limit(sql.lit(1)));
       return ((await select(db, withKinds(kinds, { now }))).rows[0] as { due_at: string } | undefined)?.due_at;
     },
-    async advance(id, owner, now, patch) {
-      // Every step of every item runs one: compiled once per shape (the columns it moves). As
-      // Kysely does, a column whose value is undefined is left as it is.
-      const columns = (Object.keys(patch) as (keyof WorkAdvance)[]).filter((c) => patch[c] !== undefined).sort();
-      const update = shapedStatement(db, `work.advance|${columns.join(',')}`, (m) => db.updateTable('work_items')
-        .set({ ...Object.fromEntries(columns.map((c) => [c, m(c)])), steps: sql<number>`steps + 1`, updated_at: m('now') })
-        .where('id', '=', m('id')).where('lease_owner', '=', m('owner')).where('state', '=', m('running') as WorkState).where('lease_until', '>=', m('now')));
-      const values: Record<string, unknown> = { id, owner, now, running: 'running' };
-      for (const c of columns) values[c] = patch[c];
-      return ((await update(db, values)).numAffectedRows ?? 0n) > 0n;
-    },
+    advance: async (id, owner, now, patch) => (await advanceMany([id], owner, now, patch)) > 0,
+    advanceMany,
     async cancel(id, now) {
       const r = await db.updateTable('work_items').set({ state: 'canceled', lease_owner: null, lease_until: null, updated_at: now })
         .where('id', '=', id).where('state', 'in', claimable).executeTakeFirst();
       return r.numUpdatedRows > 0n;
     },
   };
+}
+
+/** Chunk sizes of a statement over many ids: each size is one compiled shape. */
+const chunkSizes = [256, 64, 16, 4, 1];
+
+/** The ids in chunks of the fixed sizes, largest first. */
+function fixedSizeChunks(ids: readonly string[]): string[][] {
+  const chunks: string[][] = [];
+  let from = 0;
+  for (const size of chunkSizes) {
+    for (; ids.length - from >= size; from += size) chunks.push(ids.slice(from, from + size));
+  }
+  return chunks;
 }
 
 /** The values of a compiled statement over these kinds: their markers are kind0, kind1, … */

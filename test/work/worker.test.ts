@@ -116,6 +116,23 @@ async function suite(t: Test, name: string, open: () => Promise<Database>) {
     t.same(await counted(db, 'self-raced'), range(3), 'every step once');
   });
 
+  t.test(`${name}: steps committing together: one whose lease was lost is refused, the others commit`, async (t) => {
+    let open!: () => void;
+    const gate = { held: new Promise<void>((r) => { open = r; }) };
+    const w = worker(counter(gate));
+    const kept = await w.enqueue('count', 'batch-kept', { total: 1 });
+    const lost = await w.enqueue('count', 'batch-lost', { total: 1 });
+    const turn = w.runDue();
+    await waitFor('both claimed', async () => (await workRepo(db).byId(kept.id))?.state === 'running' && (await workRepo(db).byId(lost.id))?.state === 'running');
+    t.equal(await w.cancel(lost.id), true, 'one item is canceled while both steps run');
+    open();
+    t.equal(await turn, 1, 'one step committed');
+    t.same(await counted(db, 'batch-kept'), [0], "the other item's step committed");
+    t.same(await counted(db, 'batch-lost'), [], "the canceled item's step did not");
+    t.match(await workRepo(db).byId(kept.id), { state: 'done', steps: 1 });
+    t.match(await workRepo(db).byId(lost.id), { state: 'canceled', steps: 0 });
+  });
+
   t.test(`${name}: a cancel stops the owner at its next step`, async (t) => {
     const w = worker();
     const item = await w.enqueue('count', 'canceled', { total: 50 });

@@ -1,0 +1,112 @@
+import type { Db } from '../../storage/sql/index.js';
+import { workRepo, type WorkAdvance, type WorkItemRow } from '../../storage/repos/index.js';
+import { inWriteTransaction } from '../../storage/sql/index.js';
+import type { Clock } from '../clock.js';
+import type { StepResult } from './types.js';
+
+// The durable worker's step commits, grouped. The steps of different items that finish within one
+// turn of the event loop share ONE transaction (one fsync). Each step moves its item only while
+// its claim still holds the lease; the items whose move is the same (a crowd of runs finishing
+// together: done, lease given back) move in one statement over their ids, and a count short of
+// the ids means one of them lost its lease. Then, or when any step's own write fails, the
+// transaction rolls back and every step commits alone, as a lone step always did: the one that
+// lost its lease is refused (LostLease), the others go through. A step's writes must therefore be
+// safe to run again, as a group commit's always had to be.
+
+export class LostLease extends Error {}
+
+export interface StepCommits {
+  /** Commits the step's writes with its item's move; LostLease when the claim no longer holds it. */
+  run(row: WorkItemRow, result: StepResult<unknown>): Promise<void>;
+}
+
+interface Pending {
+  row: WorkItemRow;
+  result: StepResult<unknown>;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+export function stepCommits(db: Db, clock: Clock, leaseMs: number, maxBatch: number): StepCommits {
+  const queue: Pending[] = [];
+  let scheduled: NodeJS.Immediate | undefined;
+
+  const flush = () => {
+    scheduled = undefined;
+    const batch = queue.splice(0, maxBatch);
+    if (queue.length) scheduled = setImmediate(flush);
+    void commitBatch(batch);
+  };
+
+  const commitBatch = async (batch: Pending[]) => {
+    try {
+      await inWriteTransaction(db, async (trx) => {
+        const now = clock.now().getTime();
+        for (const group of movesOf(batch, now, leaseMs)) {
+          if ((await workRepo(trx).advanceMany(group.ids, group.owner, iso(now), group.patch)) !== group.ids.length) throw new LostLease();
+        }
+        for (const step of batch) await step.result.write?.(trx);
+      });
+      batch.forEach((step) => step.resolve());
+    } catch {
+      for (const step of batch) {
+        try {
+          await inWriteTransaction(db, (trx) => commitAlone(trx, step));
+          step.resolve();
+        } catch (err) {
+          step.reject(err);
+        }
+      }
+    }
+  };
+
+  const commitAlone = async (trx: Db, step: Pending) => {
+    const now = clock.now().getTime();
+    if (!(await workRepo(trx).advance(step.row.id, step.row.lease_owner!, iso(now), advanceFor(step.result, now, leaseMs)))) throw new LostLease();
+    await step.result.write?.(trx);
+  };
+
+  return {
+    run: (row, result) => new Promise<void>((resolve, reject) => {
+      queue.push({ row, result, resolve, reject });
+      if (queue.length >= maxBatch && scheduled) {
+        clearImmediate(scheduled);
+        flush();
+      } else {
+        scheduled ??= setImmediate(flush);
+      }
+    }),
+  };
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The batch's items grouped by their claim and their move: one statement a group. */
+function movesOf(batch: readonly Pending[], now: number, leaseMs: number) {
+  const groups = new Map<string, { owner: string; patch: WorkAdvance; ids: string[] }>();
+  for (const { row, result } of batch) {
+    const patch = advanceFor(result, now, leaseMs);
+    const key = `${row.lease_owner}\u0000${JSON.stringify(patch)}`;
+    let group = groups.get(key);
+    if (!group) {
+      group = { owner: row.lease_owner!, patch, ids: [] };
+      groups.set(key, group);
+    }
+    group.ids.push(row.id);
+  }
+  return groups.values();
+}
+
+function advanceFor(result: StepResult<unknown>, now: number, leaseMs: number): WorkAdvance {
+  const cursor = 'cursor' in result && result.cursor !== undefined ? JSON.stringify(result.cursor) : undefined;
+  const finished = { lease_owner: null, lease_until: null, ...(cursor === undefined ? {} : { cursor }) };
+  switch (result.kind) {
+    case 'done':
+      return { ...finished, state: 'done' };
+    case 'failed':
+      return { ...finished, state: 'failed', error: result.error };
+    case 'continue':
+      if (result.delayMs === undefined) return { cursor, lease_until: new Date(now + leaseMs).toISOString() };
+      return { ...finished, state: 'queued', due_at: new Date(now + result.delayMs).toISOString() };
+  }
+}
