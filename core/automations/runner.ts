@@ -1,9 +1,10 @@
 import type { Db } from '../../storage/sql/index.js';
-import { automationsRepo, type AutomationRunRow, type RunStepStatus } from '../../storage/repos/index.js';
+import { automationsRepo, type AutomationRunRow, type AutomationRunStepRow, type RunStepStatus } from '../../storage/repos/index.js';
 import type { Clock } from '../clock.js';
 import type { ContactWritesIn } from '../contacts/index.js';
 import type { Logger } from '../logger.js';
 import type { StepResult, StepWrite, WorkHandler, WorkItem } from '../work/index.js';
+import { teamListensFor } from '../outbox/index.js';
 import { runReader } from './run-reader.js';
 import { finishRun, RUN_WORK_KIND, startRun, type GraphCache, type RunPayload } from './lifecycle.js';
 import type { Graph, Step } from './graph.js';
@@ -46,7 +47,39 @@ export function automationRunWork(deps: RunnerDeps): WorkHandler<RunPayload, Run
       const outcome = await runStep(deps, run, step, item.cursor);
       return settle(deps, run, graph, step, outcome);
     },
+    writeMany: (trx, results, at) => finishTogether(deps, trx, results, at),
   };
+}
+
+/** A run's last step that wrote nothing of its own: its record and the run's finish, batchable. */
+interface Finishing {
+  run: AutomationRunRow;
+  step: Step;
+  now: Date;
+  output: unknown;
+}
+
+/**
+ * The runs that finished together (a crowd woken by one delay, completing): their step records in
+ * a few statements and their runs finished in a few more, the rows `settle`'s write makes. Runs
+ * whose team's endpoints want `automation.run.completed` are left to that write, which emits it.
+ * A run cancelled meanwhile makes the count short: the batch then commits step by step.
+ */
+async function finishTogether(deps: RunnerDeps, trx: Db, results: readonly StepResult<RunCursor>[], at: Date): Promise<ReadonlySet<number>> {
+  const quiet: { index: number; finishing: Finishing }[] = [];
+  for (const [index, result] of results.entries()) {
+    const finishing = result.together as Finishing | undefined;
+    if (finishing && !(await teamListensFor(trx, finishing.run.team_id, 'automation.run.completed'))) quiet.push({ index, finishing });
+  }
+  if (quiet.length < 2) return new Set();
+  const repo = automationsRepo(trx);
+  await repo.putRunSteps(quiet.map(({ finishing: f }) => stepRecord(f.run, f.step, 'completed', f.now, f.output)));
+  const finished = await repo.finishRuns(quiet.map(({ finishing: f }) => f.run.id), { status: 'completed', completed_at: at.toISOString(), error: null });
+  if (finished !== quiet.length) throw new Error('automations: a run finishing in the batch was no longer running');
+  for (const { finishing: f } of quiet) {
+    deps.logger.info({ runId: f.run.id, automationId: f.run.automation_id, step: f.step.key, contactId: f.run.contact_id }, 'automation run completed');
+  }
+  return new Set(quiet.map((q) => q.index));
 }
 
 function begin(deps: RunnerDeps, run: AutomationRunRow, graph: Graph): StepResult<RunCursor> {
@@ -94,15 +127,21 @@ function settle(deps: RunnerDeps, run: AutomationRunRow, graph: Graph, step: Ste
         if (next === null && (await finishRun(trx, run, 'completed', now))) deps.logger.info({ ...ids, contactId: run.contact_id }, 'automation run completed');
       };
       const afterCommit = outcome.afterCommit;
-      return next === null ? { kind: 'done', write, afterCommit } : { kind: 'continue', cursor: { at: next }, write, afterCommit };
+      if (next !== null) return { kind: 'continue', cursor: { at: next }, write, afterCommit };
+      const together: Finishing | undefined = outcome.write ? undefined : { run, step, now, output: outcome.output ?? null };
+      return { kind: 'done', write, afterCommit, together };
     }
   }
 }
 
 async function record(trx: Db, run: AutomationRunRow, step: Step, status: RunStepStatus, now: Date, output: unknown, error?: unknown): Promise<void> {
+  await automationsRepo(trx).putRunStep(stepRecord(run, step, status, now, output, error));
+}
+
+function stepRecord(run: AutomationRunRow, step: Step, status: RunStepStatus, now: Date, output: unknown, error?: unknown): AutomationRunStepRow {
   const at = now.toISOString();
-  await automationsRepo(trx).putRunStep({
+  return {
     run_id: run.id, step_key: step.key, type: step.type, status, output: output === null || output === undefined ? null : JSON.stringify(output),
     error: error === undefined ? null : JSON.stringify(error), created_at: at, started_at: at, completed_at: status === 'waiting' ? null : at,
-  });
+  };
 }

@@ -2,7 +2,7 @@ import type { Db } from '../../storage/sql/index.js';
 import { workRepo, type WorkAdvance, type WorkItemRow } from '../../storage/repos/index.js';
 import { inWriteTransaction } from '../../storage/sql/index.js';
 import type { Clock } from '../clock.js';
-import type { StepResult } from './types.js';
+import type { StepResult, WorkHandler } from './types.js';
 
 // The durable worker's step commits, grouped. The steps of different items that finish within one
 // turn of the event loop share ONE transaction (one fsync). Each step moves its item only while
@@ -27,7 +27,7 @@ interface Pending {
   reject(err: unknown): void;
 }
 
-export function stepCommits(db: Db, clock: Clock, leaseMs: number, maxBatch: number): StepCommits {
+export function stepCommits(db: Db, clock: Clock, leaseMs: number, maxBatch: number, handlerOf: (kind: string) => WorkHandler<unknown, unknown>): StepCommits {
   const queue: Pending[] = [];
   let scheduled: NodeJS.Immediate | undefined;
 
@@ -45,7 +45,8 @@ export function stepCommits(db: Db, clock: Clock, leaseMs: number, maxBatch: num
         for (const group of movesOf(batch, now, leaseMs)) {
           if ((await workRepo(trx).advanceMany(group.ids, group.owner, iso(now), group.patch)) !== group.ids.length) throw new LostLease();
         }
-        for (const step of batch) await step.result.write?.(trx);
+        const written = await writeTogether(trx, batch, new Date(now), handlerOf);
+        for (const step of batch) if (!written.has(step)) await step.result.write?.(trx);
       });
       batch.forEach((step) => step.resolve());
     } catch {
@@ -80,6 +81,24 @@ export function stepCommits(db: Db, clock: Clock, leaseMs: number, maxBatch: num
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The steps each kind's handler wrote together (writeMany), for the kinds that have one. */
+async function writeTogether(trx: Db, batch: readonly Pending[], at: Date, handlerOf: (kind: string) => WorkHandler<unknown, unknown>): Promise<Set<Pending>> {
+  const written = new Set<Pending>();
+  const byKind = new Map<string, Pending[]>();
+  for (const step of batch) {
+    if (step.result.together === undefined) continue;
+    const steps = byKind.get(step.row.kind);
+    if (steps) steps.push(step);
+    else byKind.set(step.row.kind, [step]);
+  }
+  for (const [kind, steps] of byKind) {
+    const writeMany = handlerOf(kind).writeMany;
+    if (!writeMany) continue;
+    for (const i of await writeMany(trx, steps.map((s) => s.result), at)) written.add(steps[i]!);
+  }
+  return written;
+}
 
 /** The batch's items grouped by their claim and their move: one statement a group. */
 function movesOf(batch: readonly Pending[], now: number, leaseMs: number) {

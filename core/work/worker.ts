@@ -63,7 +63,7 @@ export function durableWorker(deps: DurableWorkerDeps): DurableWorker {
   const handlers = new Map(deps.handlers.map((h) => [h.kind, h]));
   const kinds = [...handlers.keys()];
   const iso = (ms: number) => new Date(ms).toISOString();
-  const commits = stepCommits(deps.db, deps.clock, deps.leaseMs, stepsPerTransaction);
+  const commits = stepCommits(deps.db, deps.clock, deps.leaseMs, stepsPerTransaction, (kind) => handlers.get(kind)!);
 
   async function commit(row: WorkItemRow, result: StepResult<unknown>): Promise<void> {
     await commits.run(row, result);

@@ -1,5 +1,6 @@
 import type { Db } from '../sql/db.js';
 import { shapedStatement } from '../sql/compiled.js';
+import { runChunked, valuesOf } from '../sql/chunked.js';
 import { paginate, type Page, type PageQuery } from '../sql/paginate.js';
 import type {
   AutomationExitEventRow, AutomationRow, AutomationRunRow, AutomationRunStepRow, AutomationStatus, AutomationVersionRow, RunStatus,
@@ -41,6 +42,10 @@ export interface AutomationsRepo {
   runSteps(runId: string): Promise<AutomationRunStepRow[]>;
   /** Records a step's state (inserted, or the existing record moved on). */
   putRunStep(row: AutomationRunStepRow): Promise<void>;
+  /** putRunStep for many steps, in a few statements. */
+  putRunSteps(rows: readonly AutomationRunStepRow[]): Promise<void>;
+  /** finishRun for many runs alike, in a few statements; answers how many were still running. */
+  finishRuns(ids: readonly string[], change: Required<Pick<RunChange, 'status' | 'completed_at' | 'error'>>): Promise<number>;
   /** Platform events of every team after `afterId` and before `beforeId`, oldest first. */
   platformEvents(afterId: string | null, beforeId: string, limit: number): Promise<PlatformEventRow[]>;
 }
@@ -137,6 +142,22 @@ export function automationsRepo(db: Db): AutomationsRepo {
         }))));
       await upsert(db, row as unknown as Record<string, unknown>);
     },
+    async putRunSteps(rows) {
+      if (rows.length === 0) return;
+      const columns = Object.keys(rows[0]!) as (keyof AutomationRunStepRow)[];
+      await runChunked(db, `automations.putRunSteps|${columns.join(',')}`, rows, (m, size) => db.insertInto('automation_run_steps')
+        .values(valuesOf(m, columns, size) as unknown as AutomationRunStepRow[])
+        .onConflict((oc) => oc.columns(['run_id', 'step_key']).doUpdateSet((eb) => ({
+          status: eb.ref('excluded.status'), output: eb.ref('excluded.output'), error: eb.ref('excluded.error'), completed_at: eb.ref('excluded.completed_at'),
+        }))), {}, runStepChunks);
+    },
+    async finishRuns(ids, change) {
+      const moved = await runChunked(db, 'automations.finishRuns', ids.map((id) => ({ id })), (m, size) => db.updateTable('automation_runs')
+        .set({ status: m('-1:status') as RunStatus, completed_at: m('-1:completed_at'), error: m('-1:error') })
+        .where('id', 'in', Array.from({ length: size }, (_, i) => m(`${i}:id`))).where('status', '=', m('-1:running') as RunStatus)
+        .returning('id'), { ...change, running: 'running' });
+      return moved.length;
+    },
     platformEvents(afterId, beforeId, limit) {
       let q = db.selectFrom('platform_events').selectAll().where('id', '<', beforeId);
       if (afterId !== null) q = q.where('id', '>', afterId);
@@ -144,3 +165,6 @@ export function automationsRepo(db: Db): AutomationsRepo {
     },
   };
 }
+
+/** Chunk sizes of the step records' upsert: 9 columns a row, under 999 bound values a statement. */
+const runStepChunks = [64, 16, 4, 1];

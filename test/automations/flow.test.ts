@@ -169,6 +169,37 @@ t.test('a PATCH publishes the next version; a running run keeps its own; stop an
   t.equal(row.status, 'cancelled', 'delete cancels live runs');
 });
 
+t.test('runs finishing together are written together, each as it would be alone', async (t) => {
+  const teams = { quiet: await app.newTeam('Batch, no endpoint'), listening: await app.newTeam('Batch, an endpoint') };
+  const listen = { endpoint: 'http://127.0.0.1:9/completed', events: ['automation.run.completed'] };
+  t.equal((await call(app.baseUrl, 'POST', '/webhooks', { token: teams.listening.token, body: listen })).status, 201);
+  for (const [name, team] of Object.entries(teams)) {
+    const as = (method: string, path: string, body?: unknown) => call(app.baseUrl, method, path, { token: team.token, body });
+    t.equal((await as('POST', '/events', { name: 'batch.entered' })).status, 201);
+    const automationId = (await as('POST', '/automations', {
+      name: 'Wait an hour', status: 'enabled',
+      steps: [{ key: 'start', type: 'trigger', config: { event_name: 'batch.entered' } }, { key: 'wait', type: 'delay', config: { duration: '1 hour' } }],
+      connections: [{ from: 'start', to: 'wait' }],
+    })).body.id;
+    for (let i = 0; i < 5; i++) {
+      const contact = (await as('POST', '/contacts', { email: `batch${i}@inbox-one.net` })).body.id;
+      t.equal((await as('POST', '/events/send', { event: 'batch.entered', contact_id: contact })).status, 202);
+    }
+    await drain();
+    const wakeAt = new Date(clock.now().getTime() + 3_600_000).toISOString();
+    clock.advance(3_600_001);
+    await drain();
+    const runs = (await as('GET', `/automations/${automationId}/runs`)).body.data as { id: string; status: string; completed_at: string | null }[];
+    t.equal(runs.length, 5, `${name}: five runs`);
+    t.ok(runs.every((r) => r.status === 'completed' && r.completed_at !== null), `${name}: every run completed`);
+    const waits = await db.selectFrom('automation_run_steps').selectAll().where('run_id', 'in', runs.map((r) => r.id)).where('step_key', '=', 'wait').execute();
+    t.equal(waits.length, 5, `${name}: one record of the delay step a run`);
+    t.ok(waits.every((w) => w.status === 'completed' && w.completed_at !== null && JSON.parse(w.output!).waited_until === wakeAt), `${name}: each delay record completed, with its wake time`);
+    const completedEvents = await db.selectFrom('events').select('type').where('team_id', '=', team.teamId).where('type', '=', 'automation.run.completed').execute();
+    t.equal(completedEvents.length, name === 'listening' ? 5 : 0, `${name}: an event a run only where an endpoint listens`);
+  }
+});
+
 t.test('platform events start runs: svc:contact.created read from the stream, exit events end runs', async (t) => {
   await work.enqueue(PLATFORM_STREAM_WORK.kind, PLATFORM_STREAM_WORK.key, {});
   const automationId = (await api('POST', '/automations', {
