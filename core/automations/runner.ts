@@ -1,10 +1,9 @@
 import type { Db } from '../../storage/sql/index.js';
-import { automationsRepo, type AutomationRunRow, type AutomationRunStepRow, type RunStepStatus } from '../../storage/repos/index.js';
+import { automationsRepo, teamListensTo, type AutomationRunRow, type AutomationRunStepRow, type RunStepStatus } from '../../storage/repos/index.js';
 import type { Clock } from '../clock.js';
 import type { ContactWritesIn } from '../contacts/index.js';
 import type { Logger } from '../logger.js';
 import type { StepResult, StepWrite, WorkHandler, WorkItem } from '../work/index.js';
-import { teamListensFor } from '../outbox/index.js';
 import { runReader } from './run-reader.js';
 import { finishRun, RUN_WORK_KIND, startRun, type GraphCache, type RunPayload } from './lifecycle.js';
 import type { Graph, Step } from './graph.js';
@@ -69,7 +68,7 @@ async function finishTogether(deps: RunnerDeps, trx: Db, results: readonly StepR
   const quiet: { index: number; finishing: Finishing }[] = [];
   for (const [index, result] of results.entries()) {
     const finishing = result.together as Finishing | undefined;
-    if (finishing && !(await teamListensFor(trx, finishing.run.team_id, 'automation.run.completed'))) quiet.push({ index, finishing });
+    if (finishing && !(await teamListensTo(trx, finishing.run.team_id, 'automation.run.completed'))) quiet.push({ index, finishing });
   }
   if (quiet.length < 2) return new Set();
   const repo = automationsRepo(trx);

@@ -37,9 +37,6 @@ export async function emitEvent(events: EventsRepo, teamId: string, type: EventT
  * endpoint only receives events written after it was created (its `from_seq`), so one that did not
  * exist when the event's transaction ran would not have received it anyway.
  */
-/** Whether an enabled endpoint of the team subscribes to the type (read once per transaction). */
-export const teamListensFor = (trx: Db, teamId: string, type: EventType): Promise<boolean> => teamListensTo(trx, teamId, type);
-
 export async function emitListenedEvent(trx: Db, teamId: string, type: EventType, data: () => Record<string, unknown>, at: Date): Promise<string | undefined> {
   if (!(await teamListensTo(trx, teamId, type))) return undefined;
   return emitEvent(eventsRepo(trx), teamId, type, data(), at);

@@ -1,6 +1,6 @@
 import type { Db } from '../../storage/sql/index.js';
 import { workRepo, type WorkAdvance, type WorkItemRow } from '../../storage/repos/index.js';
-import { inWriteTransaction } from '../../storage/sql/index.js';
+import { batchingQueue, inWriteTransaction } from '../../storage/sql/index.js';
 import type { Clock } from '../clock.js';
 import type { StepResult, WorkHandler } from './types.js';
 
@@ -28,16 +28,6 @@ interface Pending {
 }
 
 export function stepCommits(db: Db, clock: Clock, leaseMs: number, maxBatch: number, handlerOf: (kind: string) => WorkHandler<unknown, unknown>): StepCommits {
-  const queue: Pending[] = [];
-  let scheduled: NodeJS.Immediate | undefined;
-
-  const flush = () => {
-    scheduled = undefined;
-    const batch = queue.splice(0, maxBatch);
-    if (queue.length) scheduled = setImmediate(flush);
-    void commitBatch(batch);
-  };
-
   const commitBatch = async (batch: Pending[]) => {
     try {
       await inWriteTransaction(db, async (trx) => {
@@ -67,16 +57,9 @@ export function stepCommits(db: Db, clock: Clock, leaseMs: number, maxBatch: num
     await step.result.write?.(trx);
   };
 
+  const add = batchingQueue<Pending>({ maxBatch }, (batch) => void commitBatch(batch));
   return {
-    run: (row, result) => new Promise<void>((resolve, reject) => {
-      queue.push({ row, result, resolve, reject });
-      if (queue.length >= maxBatch && scheduled) {
-        clearImmediate(scheduled);
-        flush();
-      } else {
-        scheduled ??= setImmediate(flush);
-      }
-    }),
+    run: (row, result) => new Promise<void>((resolve, reject) => add({ row, result, resolve, reject })),
   };
 }
 

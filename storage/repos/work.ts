@@ -2,6 +2,7 @@ import type { Db } from '../sql/db.js';
 import { sql } from 'kysely';
 import { isPostgres } from '../sql/dialect.js';
 import { shapedStatement } from '../sql/compiled.js';
+import { chunksOf } from '../sql/chunked.js';
 import { leaseClaimQuery } from '../sql/lease-claim.js';
 
 // The durable worker's rows (migrations 011, 028), claimed like every leased queue (sql/lease-claim.ts).
@@ -54,13 +55,13 @@ const claimable = ['queued', 'running'] as const;
 export function workRepo(db: Db): WorkRepo {
   const advanceMany: WorkRepo['advanceMany'] = async (ids, owner, now, patch) => {
     // Every step of every item runs this: compiled once per shape (the columns it moves, how many
-    // ids; the counts are a few fixed sizes, so the shapes stay few). As Kysely does, a column
+    // ids: chunked.ts's few fixed sizes, so the shapes stay few). As Kysely does, a column
     // whose value is undefined is left as it is.
     const columns = (Object.keys(patch) as (keyof WorkAdvance)[]).filter((c) => patch[c] !== undefined).sort();
     const values: Record<string, unknown> = { owner, now, running: 'running' };
     for (const c of columns) values[c] = patch[c];
     let moved = 0;
-    for (const chunk of fixedSizeChunks(ids)) {
+    for (const chunk of chunksOf(ids)) {
       const update = shapedStatement(db, `work.advance|${columns.join(',')}|${chunk.length}`, (m) => db.updateTable('work_items')
         .set({ ...Object.fromEntries(columns.map((c) => [c, m(c)])), steps: sql<number>`steps + 1`, updated_at: m('now') })
         .where('id', 'in', chunk.map((_, i) => m(`id${i}`))).where('lease_owner', '=', m('owner'))
@@ -113,19 +114,6 @@ export function workRepo(db: Db): WorkRepo {
       return r.numUpdatedRows > 0n;
     },
   };
-}
-
-/** Chunk sizes of a statement over many ids: each size is one compiled shape. */
-const chunkSizes = [256, 64, 16, 4, 1];
-
-/** The ids in chunks of the fixed sizes, largest first. */
-function fixedSizeChunks(ids: readonly string[]): string[][] {
-  const chunks: string[][] = [];
-  let from = 0;
-  for (const size of chunkSizes) {
-    for (; ids.length - from >= size; from += size) chunks.push(ids.slice(from, from + size));
-  }
-  return chunks;
 }
 
 /** The values of a compiled statement over these kinds: their markers are kind0, kind1, … */

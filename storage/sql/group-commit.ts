@@ -46,10 +46,13 @@ export function sharedGroupCommit(db: Db, options: Omit<GroupCommitOptions, 'rel
   return { durable: { run: (write) => queue(write, false) }, relaxed: { run: (write) => queue(write, true) } };
 }
 
-function groupQueue(db: Db, options: GroupCommitOptions) {
+/**
+ * The batching under every group commit: items added within one window (0: one turn of the event
+ * loop) are handed to `commit` together, at most `maxBatch` at a time; a full batch goes at once.
+ */
+export function batchingQueue<T>(options: Pick<GroupCommitOptions, 'windowMs' | 'maxBatch'>, commit: (items: T[]) => void): (item: T) => void {
   const { windowMs = 0, maxBatch = 500 } = options;
-  const transactionFor = (relaxed: boolean) => (relaxed ? inRelaxedWriteTransaction : inWriteTransaction);
-  const queue: Pending[] = [];
+  const queue: T[] = [];
   let scheduled: NodeJS.Timeout | NodeJS.Immediate | undefined;
 
   const flush = () => {
@@ -58,12 +61,20 @@ function groupQueue(db: Db, options: GroupCommitOptions) {
     scheduled = undefined;
     const items = queue.splice(0, maxBatch);
     if (queue.length) schedule();
-    void commit(items);
+    commit(items);
   };
   const schedule = () => {
     if (queue.length >= maxBatch) return flush();
     scheduled ??= windowMs > 0 ? setTimeout(flush, windowMs) : setImmediate(flush);
   };
+  return (item) => {
+    queue.push(item);
+    schedule();
+  };
+}
+
+function groupQueue(db: Db, options: GroupCommitOptions) {
+  const transactionFor = (relaxed: boolean) => (relaxed ? inRelaxedWriteTransaction : inWriteTransaction);
   const commit = async (items: Pending[]) => {
     if (items.length === 0) return;
     try {
@@ -83,8 +94,8 @@ function groupQueue(db: Db, options: GroupCommitOptions) {
       }
     }
   };
+  const add = batchingQueue<Pending>(options, (items) => void commit(items));
   return <T>(write: (trx: Db) => Promise<T>, relaxed: boolean) => new Promise<T>((resolve, reject) => {
-    queue.push({ write, relaxed, resolve: resolve as (v: unknown) => void, reject });
-    schedule();
+    add({ write, relaxed, resolve: resolve as (v: unknown) => void, reject });
   });
 }
