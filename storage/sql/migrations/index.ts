@@ -30,6 +30,7 @@ import * as m033 from './033_contacts_subscription_index.js';
 import * as m034 from './034_consent_hash_erased.js';
 import * as m035 from './035_runs_contact_entered.js';
 import * as m036 from './036_share_links_email.js';
+import * as m037 from './037_recipients_address_unindexed.js';
 
 // Numbered, applied in order at start. Written with Kysely's schema builder so the same
 // migrations run on SQLite and on PostgreSQL.
@@ -65,4 +66,5 @@ export const migrations: Record<string, Migration> = {
   '034_consent_hash_erased': m034,
   '035_runs_contact_entered': m035,
   '036_share_links_email': m036,
+  '037_recipients_address_unindexed': m037,
 };
