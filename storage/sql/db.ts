@@ -95,7 +95,7 @@ async function openSqlite(options: OpenDatabaseOptions): Promise<Database> {
   sqlite.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   // Checkpoints are the checkpoint thread's job (checkpointer.ts) at 4 MiB of WAL; this connection
   // checkpoints inside a commit only if the WAL reaches 40 MiB, should that thread be gone.
-  sqlite.pragma('wal_autocheckpoint = 10000');
+  sqlite.pragma(`wal_autocheckpoint = ${autocheckpointPages(sqlite)}`);
   // SQLite's lower() and LIKE fold ASCII only; "case-insensitive" searches fold with this instead.
   sqlite.function('svc_casefold', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v) as string);
   const db = new Kysely<DatabaseSchema>({
@@ -129,6 +129,22 @@ function sizeOf(path: string): number {
 }
 
 /**
+ * The page size of a database file svc creates. At SQLite's default 4 KiB a 4 KB email body does
+ * not fit in its row's page and spills into an overflow page of its own, and every B-tree is a
+ * level deeper. Measured on svc's schema (bench/README.md, broadcast): a broadcast page's inserts
+ * and commit took about a third less SQLite time at 16 KiB, a delivery's updates the same.
+ */
+export const NEW_FILE_PAGE_BYTES = 16384;
+
+const AUTOCHECKPOINT_BYTES = 40 * 1024 * 1024;
+
+/** SQLite's own checkpoint threshold is in pages: 40 MiB whatever the file's page size. */
+function autocheckpointPages(sqlite: BetterSqlite3.Database): number {
+  const pageBytes = Number(sqlite.pragma('page_size', { simple: true }));
+  return Math.max(1, Math.round(AUTOCHECKPOINT_BYTES / pageBytes));
+}
+
+/**
  * Opens the file in WAL mode and runs `pragma quick_check` (every page read once: 4.5 s per GiB
  * measured on a busy 2-core machine), so a damaged file stops start-up with one clear line instead of failing later, in
  * the middle of some transaction.
@@ -137,6 +153,9 @@ function openChecked(path: string): BetterSqlite3.Database {
   let sqlite: BetterSqlite3.Database | undefined;
   try {
     sqlite = new BetterSqlite3(path);
+    // Takes effect only in a file that has no page yet (the WAL mode below writes the first);
+    // a database made by an older svc keeps its size.
+    sqlite.pragma(`page_size = ${NEW_FILE_PAGE_BYTES}`);
     sqlite.pragma('journal_mode = WAL');
     const verdict = String(sqlite.pragma('quick_check', { simple: true }));
     if (verdict !== 'ok') throw new DamagedDatabaseError(path, verdict);

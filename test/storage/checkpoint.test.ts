@@ -1,4 +1,5 @@
 import t from 'tap';
+import BetterSqlite3 from 'better-sqlite3';
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,7 +9,7 @@ import { waitFor, withDeadline } from '../helpers/deadline.js';
 
 // The WAL is checkpointed by a thread of its own, not inside some request's COMMIT: after more than
 // 4 MiB of commits the pages reach the database file although this connection's own threshold
-// (wal_autocheckpoint 10,000 pages, 40 MiB) was never crossed.
+// (wal_autocheckpoint, 40 MiB) was never crossed.
 const dir = mkdtempSync(join(tmpdir(), 'svc-checkpoint-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const path = join(dir, 'svc.sqlite');
@@ -16,7 +17,8 @@ const database = await openDatabase({ path, synchronous: 'FULL' });
 t.teardown(() => database.close());
 
 t.test('the checkpoint thread copies the WAL into the database file', async (t) => {
-  t.equal(database.sqlite.pragma('wal_autocheckpoint', { simple: true }), 10000, 'the connection itself waits for 40 MiB');
+  t.equal(database.sqlite.pragma('page_size', { simple: true }), 16384, 'a new file has 16 KiB pages');
+  t.equal(database.sqlite.pragma('wal_autocheckpoint', { simple: true }), 2560, 'the connection itself waits for 40 MiB');
   const before = statSync(path).size;
   const insert = database.sqlite.prepare('insert into teams (id, name, status, created_at) values (?, ?, ?, ?)');
   const filler = 'x'.repeat(2000);
@@ -29,6 +31,24 @@ t.test('the checkpoint thread copies the WAL into the database file', async (t) 
   const grown = await waitFor('the WAL pages to reach the database file', async () => grownBy() >= 5 * 1024 * 1024 && grownBy(), 30_000, 100)
     .catch(() => grownBy());
   t.ok(grown >= 5 * 1024 * 1024, `the pages reached the database file (${(grown / 1024 / 1024).toFixed(1)} MiB)`);
+});
+
+// A file an older svc made keeps its 4 KiB pages (the size changes only by rebuilding the file),
+// and its threshold is still 40 MiB.
+t.test('a database made with 4 KiB pages keeps them', async (t) => {
+  const older = join(dir, 'older.sqlite');
+  const made = new BetterSqlite3(older);
+  made.pragma('journal_mode = WAL');
+  made.exec('create table kept (a)');
+  made.close();
+  const database = await openDatabase({ path: older, synchronous: 'FULL' });
+  try {
+    t.equal(database.sqlite.pragma('page_size', { simple: true }), 4096);
+    t.equal(database.sqlite.pragma('wal_autocheckpoint', { simple: true }), 10240);
+    t.same(database.sqlite.prepare('select count(*) as n from kept').get(), { n: 0 }, 'its tables are there');
+  } finally {
+    await database.close();
+  }
 });
 
 t.test('closing the database stops the thread', async (t) => {
