@@ -13,13 +13,15 @@ import { mailZone } from '../helpers/email-fixtures.js';
 import { publish, regionHosts, type WireRecord } from '../helpers/domain-fixtures.js';
 import { rawSmtp } from '../helpers/raw-smtp.js';
 
-// Disk full: `bin/svc start` (every role) runs on an 8 MiB tmpfs as its data folder. With the file
+// Disk full: `bin/svc start` (every role) runs on a 24 MiB tmpfs as its data folder. With the file
 // system filled by a ballast file, POST /emails answers 503 service_unavailable (or 200 for an
 // email that did reach the disk), inbound SMTP answers 452 4.3.1 (or 451) — never a 5xx — and
 // /ready names storage. Once the ballast goes, sending and receiving work again without a
 // restart, the database passes integrity_check, and everything answered 200/250 is there.
+// 24 MiB: a new database's migrations write about 11 MiB of WAL with 16 KiB pages (db.ts) before
+// the first checkpoint; the ballast takes whatever is left.
 const mountDir = mkdtempSync(join(tmpdir(), 'svc-diskfull-'));
-const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=8m,mode=0750', 'tmpfs', mountDir], { encoding: 'utf8' });
+const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', 'size=24m,mode=0750', 'tmpfs', mountDir], { encoding: 'utf8' });
 if (mounted.error || mounted.status !== 0) {
   rmSync(mountDir, { recursive: true, force: true });
   const why = mounted.error?.message ?? mounted.stderr.trim().split('\n')[0];
