@@ -135,7 +135,7 @@ function sizeOf(path: string): number {
  * page's inserts and commit took about a fifth less SQLite time at 16 KiB, a delivery's updates
  * the same, and segment counts over a million contacts about half.
  */
-export const NEW_FILE_PAGE_BYTES = 16384;
+const NEW_FILE_PAGE_BYTES = 16384;
 
 const AUTOCHECKPOINT_BYTES = 40 * 1024 * 1024;
 

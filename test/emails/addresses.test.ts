@@ -6,6 +6,8 @@ import { parseMailboxes } from '../../core/emails/addresses.js';
 // campaign's `to` is a contact's stored address). That is only right while addressparser reads
 // such a string as itself with no name, and the mailbox is the one the named form gives.
 
+// The fast path's pattern, as core/emails/addresses.ts has it.
+const FAST_PATH = /^[A-Za-z0-9._+-]+@[A-Za-z0-9.-]+$/;
 const LOCAL = 'abcXYZ019._+-';
 const DOMAIN = 'abcxyzXYZ019.-';
 
@@ -27,10 +29,9 @@ const outcome = (field: string, value: string) => {
 };
 
 t.test('addressparser reads a bare address of the fast path as itself, with no name', async (t) => {
-  const samples = ['a.b+c@ex.com', 'A@B.COM', 'a..b@c.com', '.a@b.com', 'a@b', 'a@b.com.', 'a@-b.com', '@b.com', 'a@', 'a@@b.com'];
-  for (let i = 0; i < 5000; i++) samples.push(randomBare(i));
-  const bare = samples.filter((s) => /^[A-Za-z0-9._+-]+@[A-Za-z0-9.-]+$/.test(s));
-  t.ok(bare.length > 500, `${bare.length} samples take the fast path`);
+  const bare = ['a.b+c@ex.com', 'A@B.COM', 'a..b@c.com', '.a@b.com', 'a@b', 'a@b.com.', 'a@-b.com'];
+  for (let i = 0; i < 5000; i++) bare.push(randomBare(i));
+  t.same(bare.filter((s) => !FAST_PATH.test(s)), [], 'every sample is of the fast path');
   const differ = bare.filter((s) => JSON.stringify(addressparser(s, { flatten: true })) !== JSON.stringify([{ address: s, name: '' }]));
   t.same(differ, [], 'each is one entry: the string itself, no name');
 });
@@ -38,17 +39,13 @@ t.test('addressparser reads a bare address of the fast path as itself, with no n
 t.test('a bare address gives the mailbox (or the refusal) its named form gives', async (t) => {
   const samples = ['ann@example.com', 'Ann.Lee+news@Example.COM', 'a..b@c.com', 'a@b', 'a@b.com.', 'a@-b.com', 'x@xn--bcher-kva.example'];
   for (let i = 0; i < 2000; i++) samples.push(randomBare(i));
-  let compared = 0;
-  // Only strings of the fast path: the others are read as before.
-  samples.splice(0, samples.length, ...samples.filter((s) => /^[A-Za-z0-9._+-]+@[A-Za-z0-9.-]+$/.test(s)));
+  t.same(samples.filter((s) => !FAST_PATH.test(s)), [], 'every sample is of the fast path');
   for (const s of samples) {
     const bare = outcome('to', s);
     const named = outcome('to', `Ann <${s}>`);
     if ('error' in named) t.same(bare, named, `${s}: refused alike`);
     else t.same(bare, { ...named, name: '' }, `${s}: same mailbox`);
-    compared++;
   }
-  t.equal(compared, samples.length);
   t.same(parseMailboxes('to', 'Ann.Lee+news@Example.COM')[0], {
     header: 'Ann.Lee+news@example.com', name: '', address: 'Ann.Lee+news@example.com', domain: 'example.com',
   });
