@@ -192,8 +192,11 @@ export async function changeRecipient(
 
 const changed = (result: QueryResult<unknown>) => (result.numAffectedRows ?? 0n) > 0n;
 
-export const recipientById = (db: Db, id: string) =>
-  db.selectFrom('email_recipients').selectAll().where('id', '=', id).executeTakeFirst();
+/** One recipient by its id; every delivery step and tracked hit reads one, so it is compiled once. */
+export async function recipientById(db: Db, id: string): Promise<EmailRecipientRow | undefined> {
+  const read = shapedStatement(db, 'recipientById', (m) => db.selectFrom('email_recipients').selectAll().where('id', '=', m('id')));
+  return (await read(db, { id })).rows[0] as EmailRecipientRow | undefined;
+}
 
 /** Sets the email's last_event to `sent` the first time; answers whether it was the first time. */
 export async function markEmailSent(db: Db, emailId: string, at: string): Promise<boolean> {
