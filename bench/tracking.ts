@@ -45,6 +45,8 @@ export interface Sample {
   p99: number;
   /** Requests not answered 302. */
   other: number;
+  /** Microseconds of the server process's CPU (every thread) a request, its hits' commits included. */
+  cpuUs: number;
 }
 
 /** Child mode: one autocannon run, its figures as JSON on stdout. */
@@ -64,17 +66,17 @@ async function child(spec: { origin: string; paths: string[]; distinctAgents: bo
   });
   const redirects = Number(result.statusCodeStats?.['302']?.count ?? 0);
   const total = Number(result.requests.total) + Number(result.errors) + Number(result.timeouts);
-  process.stdout.write(JSON.stringify({ rps: result.requests.total / result.duration, p50: result.latency.p50, p99: result.latency.p99, other: total - redirects }));
+  process.stdout.write(JSON.stringify({ rps: result.requests.total / result.duration, requests: result.requests.total, p50: result.latency.p50, p99: result.latency.p99, other: total - redirects }));
 }
 
-function run(load: Load, seconds: number, connections: number): Promise<Sample> {
+function run(load: Load, seconds: number, connections: number): Promise<Omit<Sample, 'cpuUs'> & { requests: number }> {
   const spec = JSON.stringify({ origin: load.origin, paths: load.paths, distinctAgents: load.distinctAgents, seconds, connections });
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, [new URL(import.meta.url).pathname, '--child', spec], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     proc.stdout.setEncoding('utf8').on('data', (c: string) => { out += c; });
     proc.once('error', reject);
-    proc.once('close', (code) => (code === 0 ? resolve(JSON.parse(out) as Sample) : reject(new Error(`load child exited ${code}`))));
+    proc.once('close', (code) => (code === 0 ? resolve(JSON.parse(out) as Omit<Sample, 'cpuUs'> & { requests: number }) : reject(new Error(`load child exited ${code}`))));
   });
 }
 
@@ -102,7 +104,7 @@ async function tokensFor(svc: TestAppliance): Promise<string[]> {
 }
 
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-export const fmt = (s: Sample) => `${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50} ms  p99 ${s.p99} ms${s.other ? `  (${s.other} not 302)` : ''}`;
+export const fmt = (s: Sample) => `${s.rps.toFixed(0).padStart(6)} req/s  p50 ${s.p50} ms  p99 ${s.p99} ms  CPU ${s.cpuUs.toFixed(0)} µs a request${s.other ? `  (${s.other} not 302)` : ''}`;
 
 export interface ClickOptions {
   rounds: number;
@@ -141,7 +143,13 @@ export async function measureClicks(options: ClickOptions): Promise<ClickFigures
     for (let round = 1; round <= options.rounds; round++) {
       for (const load of loads) {
         await run(load, options.warmupSeconds, options.connections);
-        const sample = await run(load, options.seconds, options.connections);
+        await tracking.flush();
+        // The server's CPU over the run and its hits' commits; the load's process is not counted.
+        const cpuBefore = process.cpuUsage();
+        const { requests, ...figures } = await run(load, options.seconds, options.connections);
+        await tracking.flush();
+        const cpu = process.cpuUsage(cpuBefore);
+        const sample = { ...figures, cpuUs: (cpu.user + cpu.system) / Math.max(requests, 1) };
         samples.get(load.name)!.push(sample);
         options.log(`round ${round} ${load.name.padEnd(8)} ${fmt(sample)}`);
       }
@@ -149,7 +157,10 @@ export async function measureClicks(options: ClickOptions): Promise<ClickFigures
     await tracking.flush();
     const medians = new Map<Load['name'], Sample>();
     for (const [name, s] of samples) {
-      medians.set(name, { rps: median(s.map((x) => x.rps)), p50: median(s.map((x) => x.p50)), p99: median(s.map((x) => x.p99)), other: s.reduce((a, x) => a + x.other, 0) });
+      medians.set(name, {
+        rps: median(s.map((x) => x.rps)), p50: median(s.map((x) => x.p50)), p99: median(s.map((x) => x.p99)),
+        other: s.reduce((a, x) => a + x.other, 0), cpuUs: median(s.map((x) => x.cpuUs)),
+      });
     }
     const verdict = (m: Sample) => `target ≥ ${TARGET_RPS} req/s, p99 < ${TARGET_P99_MS} ms: ${m.rps >= TARGET_RPS && m.p99 < TARGET_P99_MS ? 'met' : 'NOT MET'}`;
     return { medians, verdict, stats: tracking.stats(), ok: [...medians.values()].every((m) => m.other === 0) };
