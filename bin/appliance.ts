@@ -6,7 +6,7 @@ import type { Logger as PinoLogger } from 'pino';
 import type { Config } from '../config/schema.js';
 import { ConfigError } from '../config/load.js';
 import { fqdnProblem } from '../config/hostname.js';
-import { openDatabase, type Database } from '../storage/sql/index.js';
+import { openDatabase, SQLITE_PAGE_BYTES, type Database } from '../storage/sql/index.js';
 import { connectRedis, type RedisClient } from '../storage/redis/index.js';
 import { startPrivateRedis, type PrivateRedis } from '../storage/redis/index.js';
 import { clamdClient, parseClamdTarget, pingClamd } from '../scanner/clamd.js';
@@ -23,7 +23,7 @@ import type { OutboundRole } from './roles/outbound.js';
 import { opsRegistry, roleLabel, type OpsRegistry } from './ops-metrics.js';
 import { opsExposition, shareOpsMetrics } from './ops-exposition.js';
 
-import { roles, type Role } from './role-names.js';
+import { outboundPlaces, roles, type Role } from './role-names.js';
 
 export { roles, type Role };
 
@@ -81,6 +81,7 @@ async function startOpening(options: StartOptions, opened: (() => unknown)[]): P
     url: config.database_url, path: join(config.data_dir, 'svc.sqlite'), synchronous: config.sqlite_synchronous as 'FULL' | 'NORMAL',
   });
   opened.push(() => database.close());
+  if (database.kind === 'sqlite') noteSmallPages(database.sqlite.pragma('page_size', { simple: true }), logger);
   const scanning = { ...config, scanner_clamd: await chooseClamd(config.scanner_clamd, logger) };
   const probes = await readinessProbes(scanning, database, redis);
   const ops = opsRegistry({ role: roleLabel(options.roles, roles, config.outbound_regions), domainLabels: config.ops_metrics_domain_labels, logger });
@@ -179,9 +180,6 @@ function lockFolder(config: Config, options: StartOptions) {
   }
 }
 
-/** A region's outbound places on the folder: `outbound-<region>`, then `outbound-<region>-2` … up to outbound_processes. */
-const outboundPlaces = (region: string, processes: number) => Array.from({ length: processes }, (_, i) => (i === 0 ? `outbound-${region}` : `outbound-${region}-${i + 1}`));
-
 function inUse(dataDir: string, holder: LockHolder, processes: number): string {
   const who = `svc pid ${holder.pid} (roles ${holder.roles.join(', ')}, since ${holder.started_at})`;
   if (holder.name === 'redis') {
@@ -193,6 +191,12 @@ function inUse(dataDir: string, holder: LockHolder, processes: number): string {
     return `data folder ${dataDir} is in use: ${who} already runs the outbound role for ${region} there (${all}); stop it first`;
   }
   return `data folder ${dataDir} is in use: ${who} already runs the ${holder.name} role there; stop it first`;
+}
+
+/** A file an older svc made keeps its smaller pages until the operator rebuilds it (svc stopped). */
+function noteSmallPages(pageBytes: unknown, logger: PinoLogger): void {
+  if (Number(pageBytes) >= SQLITE_PAGE_BYTES) return;
+  logger.info({ pageBytes, svcPageBytes: SQLITE_PAGE_BYTES }, 'the database file has smaller pages than svc makes; `svc db rebuild`, with svc stopped, rewrites it');
 }
 
 /** The listeners' own figures, read at scrape time. */

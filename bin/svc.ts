@@ -35,9 +35,10 @@ const startSpec: CommandSpec = {
 const configPrintSpec: CommandSpec = { name: 'svc config print', summary: 'Prints the effective configuration, with each key\'s doc.' };
 const versionSpec: CommandSpec = { name: 'svc version', summary: 'Prints svc\'s version.' };
 const adminSpec: CommandSpec = { name: 'svc admin', args: 'COMMAND …', summary: 'Operator commands over the admin socket (svc admin --help lists them).' };
-const commands = ['start', 'config', 'admin', 'version'];
+const dbSpec: CommandSpec = { name: 'svc db rebuild', summary: 'Rewrites the SQLite database with svc\'s current page size, while svc is stopped.' };
+const commands = ['start', 'config', 'admin', 'db', 'version'];
 
-const topHelp = () => groupHelp('usage: svc COMMAND … (each command takes --help)', [startSpec, configPrintSpec, adminSpec, versionSpec],
+const topHelp = () => groupHelp('usage: svc COMMAND … (each command takes --help)', [startSpec, configPrintSpec, adminSpec, dbSpec, versionSpec],
   'Settings: SVC_CONFIG (a JSON file) and SVC_<KEY> variables; the SVC_ prefix is svc\'s own (docs/configuration.md).');
 
 /** The one executable: reads its command line and config, then starts roles or talks to a running svc. */
@@ -59,6 +60,11 @@ async function main(argv: string[]): Promise<number> {
       // Loaded here: the admin commands' modules are not needed to print a version or the config.
       const { runAdmin } = await import('./admin-commands.js');
       return runAdmin(() => adminSocketPath(readConfig()), rest, (line) => console.log(line));
+    }
+    case 'db': {
+      // Loaded here, as the admin commands are: only this command opens the file itself.
+      const { runDb } = await import('./db-commands.js');
+      return runDb(readConfig, rest, (line) => console.log(line));
     }
     case 'version':
       if (parseCommand(versionSpec, rest).help) return print(helpText(versionSpec));

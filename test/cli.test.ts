@@ -105,7 +105,7 @@ t.test('a mistyped command line is one stderr line and exit 2, and starts nothin
     [['start', '--role', 'outbound', '--regions', 'mars-east-1'], /^svc start: --regions: unknown region "mars-east-1"; one of all, us-east-1/],
     [['start', '--role', 'outbound', '--regions=us-east-1,mars-east-1'], /^svc start: --regions: unknown region "mars-east-1"/],
     [['start', '--role', 'outbound', '--regions='], /^svc start: --regions: needs a value/],
-    [['frobnicate'], /^svc: unknown command "frobnicate"; one of start, config, admin, version/],
+    [['frobnicate'], /^svc: unknown command "frobnicate"; one of start, config, admin, db, version/],
     [['--verbose'], /^svc: unknown option --verbose/],
     [[], /^svc: a command is needed/],
     [['config'], /^svc config: a subcommand is needed; one of print/],
@@ -146,7 +146,7 @@ t.test('every command and subcommand has --help: usage on stdout, exit 0, no con
   t.ok(adminCommands.length >= 9, `svc admin --help lists its commands: ${adminCommands.map((c) => c.join(' ')).join(', ')}`);
   const cases: string[][] = [
     ['help'], ['-h'], ['start', '--help'], ['start', '-h'], ['start', '--role', 'api', '--help'], ['config', '--help'], ['config', 'print', '--help'],
-    ['version', '--help'], ['admin', 'help'], ['admin', 'team', '--help'], ['admin', 'key', '--help'], ['admin', 'domain', '--help'],
+    ['version', '--help'], ['db', '--help'], ['db', 'rebuild', '--help'], ['admin', 'help'], ['admin', 'team', '--help'], ['admin', 'key', '--help'], ['admin', 'domain', '--help'],
     ...adminCommands.map((words) => ['admin', ...words, '--help']),
   ];
   // A broken setting: help must not need the configuration.

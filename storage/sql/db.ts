@@ -96,8 +96,7 @@ async function openSqlite(options: OpenDatabaseOptions): Promise<Database> {
   // Checkpoints are the checkpoint thread's job (checkpointer.ts) at 4 MiB of WAL; this connection
   // checkpoints inside a commit only if the WAL reaches 40 MiB, should that thread be gone.
   sqlite.pragma(`wal_autocheckpoint = ${autocheckpointPages(sqlite)}`);
-  // SQLite's lower() and LIKE fold ASCII only; "case-insensitive" searches fold with this instead.
-  sqlite.function('svc_casefold', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v) as string);
+  registerSqliteFunctions(sqlite);
   const db = new Kysely<DatabaseSchema>({
     dialect: new SvcSqliteDialect({ database: withStatementCache(sqlite, 1000) }),
   });
@@ -119,6 +118,12 @@ async function openSqlite(options: OpenDatabaseOptions): Promise<Database> {
   };
 }
 
+/** The functions svc's SQL calls, on a connection to svc's file (every connection that runs it). */
+export function registerSqliteFunctions(sqlite: BetterSqlite3.Database): void {
+  // SQLite's lower() and LIKE fold ASCII only; "case-insensitive" searches fold with this instead.
+  sqlite.function('svc_casefold', { deterministic: true }, (v: unknown) => (typeof v === 'string' ? v.toLowerCase() : v) as string);
+}
+
 /** A file's size; 0 when it is not there (no WAL between a checkpoint's truncation and the next write). */
 function sizeOf(path: string): number {
   try {
@@ -133,9 +138,10 @@ function sizeOf(path: string): number {
  * not fit in its row's page and spills into an overflow page of its own, and every B-tree is a
  * level deeper. Measured on svc's schema (bench/README.md, broadcast and audience): a broadcast
  * page's inserts and commit took about a fifth less SQLite time at 16 KiB, a delivery's updates
- * the same, and segment counts over a million contacts about half.
+ * the same, and segment counts over a million contacts about half. A file an older svc made is
+ * given it by `svc db rebuild` (rebuild.ts).
  */
-const NEW_FILE_PAGE_BYTES = 16384;
+export const SQLITE_PAGE_BYTES = 16384;
 
 const AUTOCHECKPOINT_BYTES = 40 * 1024 * 1024;
 
@@ -156,7 +162,7 @@ function openChecked(path: string): BetterSqlite3.Database {
     sqlite = new BetterSqlite3(path);
     // Takes effect only in a file that has no page yet (the WAL mode below writes the first);
     // a database made by an older svc keeps its size.
-    sqlite.pragma(`page_size = ${NEW_FILE_PAGE_BYTES}`);
+    sqlite.pragma(`page_size = ${SQLITE_PAGE_BYTES}`);
     sqlite.pragma('journal_mode = WAL');
     const verdict = String(sqlite.pragma('quick_check', { simple: true }));
     if (verdict !== 'ok') throw new DamagedDatabaseError(path, verdict);

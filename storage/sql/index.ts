@@ -11,6 +11,7 @@ export * from './lease-claim.js';
 export * from './paginate.js';
 export * from './postgres.js';
 export * from './raw-sqlite.js';
+export * from './rebuild.js';
 export * from './sqlite-compiler.js';
 export * from './tables.js';
 export * from './team-scope.js';
