@@ -17,7 +17,8 @@
 // rounds), BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (1), BENCH_CONNECTIONS (50),
 // BENCH_JOBS_NODE_OPTIONS (added to the jobs unit's NODE_OPTIONS, e.g. `--cpu-prof
 // --cpu-prof-dir=/tmp/prof` to profile the fan-out),
-// BENCH_OUTBOUND_NODE_OPTIONS, BENCH_SKIP_CLICKS=1.
+// BENCH_OUTBOUND_NODE_OPTIONS, BENCH_SKIP_CLICKS=1, BENCH_SKIP_POSTFIX=1 (svc alone: fan-out and its
+// delivery, for runs that compare svc with itself).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,6 +40,8 @@ import { jobsUnitNodeOptions } from './service-flags.js';
 const QUICK = process.argv.includes('--quick');
 const MEMBERS = flagInt('--members') ?? intFromEnv('BENCH_MEMBERS', QUICK ? 10_000 : 100_000);
 const SESSIONS = intFromEnv('BENCH_SESSIONS', 20);
+/** Fan-out and svc's delivery only: a run that compares svc with itself needs no Postfix. */
+const SKIP_POSTFIX = process.env.BENCH_SKIP_POSTFIX === '1';
 const CLICK_ROUNDS = intFromEnv('BENCH_ROUNDS', QUICK ? 1 : 3);
 const TARGET_FAN_OUT = 10_000;
 const PUBLIC_BASE = 'https://news.bench.example';
@@ -190,19 +193,23 @@ async function runSvc(sinkPort: number, dir: string): Promise<SvcFigures> {
   }
 }
 
-function printSending(svc: SvcFigures, postfix: PostfixFigures): void {
+function printSending(svc: SvcFigures, postfix: PostfixFigures | undefined): void {
   const fanOut = svc.sent / svc.fanOutSeconds;
   const e2e = svc.delivered / svc.endToEndSeconds;
   console.log('\n| relay | msg/s accepted → delivered at the sink | seconds |\n| --- | --- | --- |');
-  console.log(`| Postfix (smtp-source → postfix → smtp-sink) | ${postfix.endToEndPerSec.toFixed(0)} | ${postfix.seconds.toFixed(1)} |`);
+  if (postfix) console.log(`| Postfix (smtp-source → postfix → smtp-sink) | ${postfix.endToEndPerSec.toFixed(0)} | ${postfix.seconds.toFixed(1)} |`);
   console.log(`| svc (POST /broadcasts → fan-out → svc outbound → smtp-sink) | ${e2e.toFixed(0)} | ${svc.endToEndSeconds.toFixed(1)} |`);
   console.log(`\nfan-out: ${svc.sent} recipients in ${svc.fanOutSeconds.toFixed(1)} s = ${fanOut.toFixed(0)} recipients/s (target ≥ ${TARGET_FAN_OUT}: ${fanOut >= TARGET_FAN_OUT ? 'met' : 'NOT MET'}); jobs process CPU ${svc.jobsCpuUs.toFixed(0)} µs a recipient (main thread ${svc.jobsMainCpuUs.toFixed(0)})`);
+  if (!postfix) {
+    console.log(`end to end: ${svc.delivered} of ${svc.sent} delivered, ${e2e.toFixed(0)} msg/s (Postfix not run: BENCH_SKIP_POSTFIX); outbound process CPU ${svc.outboundCpuMs.toFixed(2)} ms a message`);
+    return;
+  }
   const ratio = e2e / postfix.endToEndPerSec;
   console.log(`end to end: ${svc.delivered} of ${svc.sent} delivered, ${e2e.toFixed(0)} msg/s; svc / Postfix ${ratio.toFixed(2)}× (target ≥ 1.0×: ${ratio >= 1 ? 'met' : 'NOT MET'}); outbound process CPU ${svc.outboundCpuMs.toFixed(2)} ms a message (with its signing threads)`);
 }
 
 async function main(): Promise<number> {
-  ensurePostfix();
+  if (!SKIP_POSTFIX) ensurePostfix();
   const dir = mkdtempSync(join(tmpdir(), 'svc-broadcast-bench-'));
   // postfix's own daemons (user postfix) must reach their queue inside it.
   chmodSync(dir, 0o755);
@@ -212,7 +219,7 @@ async function main(): Promise<number> {
   try {
     await sleep(300);
     console.log(`broadcast: ${MEMBERS} recipients, ${SESSIONS} sessions, DKIM on (svc), sink: smtp-sink on 127.0.0.1:${sinkPort}, node ${process.version}`);
-    const postfix = await runPostfix(sinkPort, join(dir, 'postfix'), { messages: MEMBERS, sessions: SESSIONS });
+    const postfix = SKIP_POSTFIX ? undefined : await runPostfix(sinkPort, join(dir, 'postfix'), { messages: MEMBERS, sessions: SESSIONS });
     const svc = await runSvc(sinkPort, dir);
     printSending(svc, postfix);
     if (svc.delivered < svc.sent) ok = false;
