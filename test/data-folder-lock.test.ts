@@ -1,11 +1,11 @@
 import t from 'tap';
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { exitWithin, waitFor, withDeadline } from './helpers/deadline.js';
-import { spawnSvc, svcBin, type SvcProcess } from './helpers/faults-svc.js';
+import { spawnSvc, type SvcProcess } from './helpers/faults-svc.js';
+import { runSvcCommand, type SvcRun } from './helpers/svc-command.js';
 
 // A mistyped `svc start --role api` beside a running appliance once started a second private
 // Redis on the same folder, failed on the port, and on its way out deleted the running one's
@@ -16,36 +16,16 @@ const dataDir = mkdtempSync(join(tmpdir(), 'svc-lock-'));
 t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
 const redisSock = join(dataDir, 'redis.sock');
 
-interface Run { code: number | null; stdout: string; stderr: string }
-
 /** `svc start …` expected to be refused: run to completion, killed after 60 s. */
-function refusedStart(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return withDeadline(`svc start ${args.join(' ')} to end`, new Promise<Run>((done, fail) => {
-    const child = spawn(svcBin, ['start', ...args], {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: '0', SVC_SMTP_PORT: '0', SVC_SMTP_HOST: '127.0.0.1', SVC_MAIL_HOSTNAME: 'mx.lock-test.net', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.once('error', fail);
-    child.once('close', (code) => { clearTimeout(timer); done({ code, stdout, stderr }); });
-  }), 70_000);
+function refusedStart(args: string[], env: Record<string, string> = {}): Promise<SvcRun> {
+  return runSvcCommand(['start', ...args], {
+    PATH: process.env.PATH ?? '/usr/bin:/bin', SVC_DATA_DIR: dataDir, SVC_HTTP_PORT: '0', SVC_SMTP_PORT: '0', SVC_SMTP_HOST: '127.0.0.1', SVC_MAIL_HOSTNAME: 'mx.lock-test.net', ...env,
+  });
 }
 
 /** `svc admin status` as the operator runs it, on this folder's socket. */
-function adminStatus(): Promise<Run> {
-  return withDeadline('svc admin status to answer', new Promise<Run>((done, fail) => {
-    const child = spawn(svcBin, ['admin', 'status'], { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SVC_DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
-    child.once('error', fail);
-    child.once('close', (code) => done({ code, stdout, stderr }));
-  }), 30_000);
+function adminStatus(): Promise<SvcRun> {
+  return runSvcCommand(['admin', 'status'], { PATH: process.env.PATH ?? '/usr/bin:/bin', SVC_DATA_DIR: dataDir }, 30_000);
 }
 
 function redisAnswers(path: string): Promise<boolean> {

@@ -4,9 +4,10 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { exitWithin, waitFor, withDeadline } from './helpers/deadline.js';
+import { exitWithin, waitFor } from './helpers/deadline.js';
 import { call } from './helpers/http.js';
 import { freePort } from './helpers/ports.js';
+import { runSvcCommand } from './helpers/svc-command.js';
 
 // `svc db rebuild` as an operator upgrading an old install runs it: a database svc made with
 // 4 KiB pages (as every svc before 16 KiB pages did), holding a team made through the CLI; refused
@@ -19,19 +20,7 @@ const dataDir = mkdtempSync(join(tmpdir(), 'svc-db-rebuild-'));
 t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
 const dbPath = join(dataDir, 'svc.sqlite');
 
-interface Run { code: number | null; stdout: string; stderr: string }
-
-function svc(args: string[], env: Record<string, string>): Promise<Run> {
-  return withDeadline(`svc ${args.join(' ')}`, new Promise<Run>((done, fail) => {
-    const child = spawn(svcBin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
-    child.once('error', fail);
-    child.once('close', (code) => done({ code, stdout, stderr }));
-  }), 60_000);
-}
+const svc = (args: string[], env: Record<string, string>) => runSvcCommand(args, env);
 
 async function startSvc(t: Test, env: Record<string, string>, base: string): Promise<{ proc: ChildProcess; log: () => string }> {
   const proc = spawn(svcBin, ['start', '--role', 'api'], { env: { ...env, SVC_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
