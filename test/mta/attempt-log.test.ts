@@ -49,9 +49,12 @@ t.test('a delivery: relay, TLS, reply, delay and attempt number on one line', as
 
 t.test('a deferral and its retry are numbered; the reply\'s status code is its own field', async (t) => {
   mx.script.set('later@inbox-one.net', { kind: 'rcpt', reply: '451 4.7.1 Greylisted, come back later' });
-  await send('later@inbox-one.net');
+  const id = await send('later@inbox-one.net');
   const first = await nth('later@inbox-one.net', 1);
   t.match(first, { status: 'deferred', attempt: 1, dsn: '4.7.1', reply: /451 4\.7\.1 Greylisted/, relay: /^mx\.inbox-one\.net\[127\.0\.0\.1\]:\d+$/ });
+  // The line is logged as the outcome is known; the retry's time is set when the outcome commits,
+  // from the clock then, so the clock moves on only after that.
+  await waitFor('the deferral recorded', async () => (await call(app.baseUrl, 'GET', `/emails/${id}`, { token: team.token })).body.last_event === 'delivery_delayed');
   mx.script.set('later@inbox-one.net', { kind: 'rcpt', reply: '550 5.1.1 No such user here' });
   clock.advance(61_000);
   outbound.poke();
