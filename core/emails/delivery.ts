@@ -83,7 +83,7 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
   // becomes ambiguous and is never resent — more cautious, never a duplicate. Reports and
   // complaints stay FULL. Both kinds share one queue: marks and outcomes asked for within GATHER_MS
   // commit as one transaction (durable if any is) instead of one each. Under load a transaction
-  // then carries ~7 writes instead of ~2.5 with no wait at all, a fifth less
+  // then carries ~7 writes instead of ~2.5 with no wait at all, a sixth less
   // CPU a delivered message (bench/README.md, send-throughput), for a wait that is small beside
   // any remote MX's round trips.
   const { durable: batcher, relaxed: outcomes }: { durable: GroupCommit; relaxed: GroupCommit } = sharedGroupCommit(deps.db, { windowMs: GATHER_MS });

@@ -1,13 +1,12 @@
 import type { Db } from './db.js';
-import { isPostgres } from './dialect.js';
 import { inRelaxedWriteTransaction, inWriteTransaction } from './write-transaction.js';
 
 // Group commit for the write path (sends accepted, delivery marks and outcomes, received mail):
 // the writes asked for within one window share ONE transaction — one fsync — and each caller
 // resumes once that transaction is on disk. If the shared transaction fails, each write is retried
 // alone so one bad write cannot sink the others (every caller's write is conditional on the state
-// it expects, or left nothing behind, so a retry is safe). On SQLite what arrives while a batch
-// commits and waits for its fsync goes as the next batch once it is done (oneAtATime below).
+// it expects, or left nothing behind, so a retry is safe). Batches do not wait for each other: the
+// next one may commit while the previous one's fsync runs (write-transaction.ts).
 
 export interface GroupCommit {
   run<T>(write: (trx: Db) => Promise<T>): Promise<T>;
@@ -52,7 +51,7 @@ export function sharedGroupCommit(db: Db, options: Omit<GroupCommitOptions, 'rel
  * loop) are handed to `commit` together, at most `maxBatch` at a time; a full batch goes at once.
  */
 export function batchingQueue<T>(options: Pick<GroupCommitOptions, 'windowMs' | 'maxBatch'>, commit: (items: T[]) => void): (item: T) => void {
-  const { windowMs = 0, maxBatch = MAX_BATCH } = options;
+  const { windowMs = 0, maxBatch = 500 } = options;
   const queue: T[] = [];
   let scheduled: NodeJS.Timeout | NodeJS.Immediate | undefined;
 
@@ -71,29 +70,6 @@ export function batchingQueue<T>(options: Pick<GroupCommitOptions, 'windowMs' | 
   return (item) => {
     queue.push(item);
     schedule();
-  };
-}
-
-const MAX_BATCH = 500;
-
-/**
- * Batches handed over while the last one is still committing wait for it, then go together (at
- * most maxBatch at a time): under load fewer, larger transactions, each dirty page written once.
- */
-function oneAtATime<T>(commit: (items: T[]) => Promise<void>, maxBatch: number): (items: T[]) => void {
-  const held: T[] = [];
-  let running = false;
-  const next = (): void => {
-    if (running || held.length === 0) return;
-    running = true;
-    void commit(held.splice(0, maxBatch)).finally(() => {
-      running = false;
-      next();
-    });
-  };
-  return (items) => {
-    held.push(...items);
-    next();
   };
 }
 
@@ -118,12 +94,7 @@ function groupQueue(db: Db, options: GroupCommitOptions) {
       }
     }
   };
-  // On SQLite a process's transactions run one after another on its one connection anyway; what
-  // arrives while one commits and waits for its fsync joins the next. The wait costs no latency:
-  // a write committed during that fsync would wait for the next fsync all the same (wal-sync.ts).
-  // On PostgreSQL transactions run side by side and the server groups their commits itself.
-  const start = isPostgres(db) ? (items: Pending[]) => void commit(items) : oneAtATime(commit, options.maxBatch ?? MAX_BATCH);
-  const add = batchingQueue<Pending>(options, start);
+  const add = batchingQueue<Pending>(options, (items) => void commit(items));
   return <T>(write: (trx: Db) => Promise<T>, relaxed: boolean) => new Promise<T>((resolve, reject) => {
     add({ write, relaxed, resolve: resolve as (v: unknown) => void, reject });
   });
