@@ -64,9 +64,6 @@ export interface RecordOptions {
   owner?: string;
 }
 
-/** How long a delivery mark or outcome waits for others to share its transaction (ms). */
-const GATHER_MS = 3;
-
 /** Recipient states the operator may fail by hand (svc admin queue delete): never one being submitted. */
 export const operatorFailStates: readonly RecipientState[] = ['scheduled', 'queued', 'held', 'ambiguous'];
 
@@ -81,12 +78,9 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
   // The outcome of our own attempt commits without its own fsync and rides on the next FULL
   // commit (milliseconds later under load): lost in a crash, the recipient stays `submitting`,
   // becomes ambiguous and is never resent — more cautious, never a duplicate. Reports and
-  // complaints stay FULL. Both kinds share one queue: marks and outcomes asked for within GATHER_MS
-  // commit as one transaction (durable if any is) instead of one each. Under load a transaction
-  // then carries ~7 writes instead of ~2.5 with no wait at all, a sixth less
-  // CPU a delivered message (bench/README.md, send-throughput), for a wait that is small beside
-  // any remote MX's round trips.
-  const { durable: batcher, relaxed: outcomes }: { durable: GroupCommit; relaxed: GroupCommit } = sharedGroupCommit(deps.db, { windowMs: GATHER_MS });
+  // complaints stay FULL. Both kinds share one queue: a mark and an outcome asked for in the same
+  // loop turn commit as one transaction (durable) instead of two.
+  const { durable: batcher, relaxed: outcomes }: { durable: GroupCommit; relaxed: GroupCommit } = sharedGroupCommit(deps.db);
 
   /**
    * queued → submitting, written before any message data (hence the DATA terminator) leaves.
