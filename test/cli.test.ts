@@ -8,6 +8,7 @@ import { schema } from '../config/schema.js';
 import { exitWithin, waitFor, withDeadline } from './helpers/deadline.js';
 import { call } from './helpers/http.js';
 import { freePort } from './helpers/ports.js';
+import { runSvcCommand, type SvcRun } from './helpers/svc-command.js';
 
 // The real executable, as an operator runs it: bin/svc → the carried Node → dist/bin/svc.js.
 const root = resolve(import.meta.dirname, '../..');
@@ -24,30 +25,10 @@ function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   };
 }
 
-interface Run {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
+type Run = SvcRun;
 
 /** Runs `svc …` to completion (killed after timeoutMs so a wrong acceptance cannot hang the file). */
-function svc(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<Run> {
-  // The kill ends the process; the bound after it covers pipes a stray grandchild might hold open.
-  return withDeadline(`svc ${args.join(' ')} to finish`, new Promise<Run>((resolvePromise, reject) => {
-    const child = spawn(svcBin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
-    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-    child.once('error', reject);
-    child.once('close', (code, signal) => {
-      clearTimeout(timer);
-      resolvePromise({ code, signal, stdout, stderr });
-    });
-  }), timeoutMs + 10_000);
-}
+const svc = runSvcCommand;
 
 const lines = (text: string) => text.split('\n').filter((l) => l.length > 0);
 

@@ -7,7 +7,7 @@ import { withDeadline } from './deadline.js';
 
 const svcBin = join(resolve(import.meta.dirname, '../../..'), 'bin', 'svc');
 
-export interface SvcRun { code: number | null; stdout: string; stderr: string }
+export interface SvcRun { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
 
 export function runSvcCommand(args: string[], env: Record<string, string>, timeoutMs = 60_000): Promise<SvcRun> {
   return withDeadline(`svc ${args.join(' ')} to end`, new Promise<SvcRun>((done, fail) => {
@@ -18,6 +18,6 @@ export function runSvcCommand(args: string[], env: Record<string, string>, timeo
     child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.once('error', fail);
-    child.once('close', (code) => { clearTimeout(timer); done({ code, stdout, stderr }); });
+    child.once('close', (code, signal) => { clearTimeout(timer); done({ code, signal, stdout, stderr }); });
   }), timeoutMs + 10_000);
 }
