@@ -1,10 +1,8 @@
 import t from 'tap';
-import { spawn } from 'node:child_process';
 import { createServer, type Server } from 'node:net';
-import { join, resolve } from 'node:path';
 import { adminCall } from '../../bin/admin-client.js';
 import { startTestAppliance } from '../helpers/appliance.js';
-import { withDeadline } from '../helpers/deadline.js';
+import { runSvcCommand } from '../helpers/svc-command.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 import { freePort } from '../helpers/ports.js';
 
@@ -12,8 +10,6 @@ import { freePort } from '../helpers/ports.js';
 // against a running appliance's admin socket), and the admin socket's answers under them. The
 // appliance's DNS is a loopback zone server; the port 25 check connects to a loopback listener.
 t.setTimeout(120_000);
-const root = resolve(import.meta.dirname, '../../..');
-const svcBin = join(root, 'bin', 'svc');
 const HOST = 'mta.svc-test.net';
 const ADDRESS = '93.184.215.14';
 const PTR = '14.215.184.93.in-addr.arpa';
@@ -35,20 +31,8 @@ const env = {
   SVC_ADMIN_SOCKET: app.adminSocket, SVC_LOG_LEVEL: 'warn', SVC_MAIL_HOSTNAME: 'mx.cli-test.net',
 };
 
-interface Run { code: number | null; stdout: string; stderr: string }
-
-function svc(...args: string[]): Promise<Run> {
-  return withDeadline(`svc ${args.join(' ')} to finish`, new Promise<Run>((done, reject) => {
-    const child = spawn(svcBin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.once('error', reject);
-    child.once('close', (code) => { clearTimeout(timer); done({ code, stdout, stderr }); });
-  }), 40_000);
-}
+/** One `svc …` run to its end, killed after 30 s. */
+const svc = (...args: string[]) => runSvcCommand(args, env, 30_000);
 
 t.test('check dns: every check passes on a well-set zone; exit 0', async (t) => {
   const run = await svc('admin', 'check', 'dns', '--port25-target', open25);

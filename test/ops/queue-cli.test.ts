@@ -1,8 +1,6 @@
 import t from 'tap';
-import { spawn } from 'node:child_process';
-import { join, resolve } from 'node:path';
 import { startTestAppliance } from '../helpers/appliance.js';
-import { withDeadline } from '../helpers/deadline.js';
+import { runSvcCommand } from '../helpers/svc-command.js';
 import { mailZone } from '../helpers/email-fixtures.js';
 import { call } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
@@ -10,8 +8,6 @@ import { fakeSendingDomains } from '../helpers/sending.js';
 // `svc admin queue …` and `svc admin trace` as an operator types them: the real executable
 // (bin/svc → the carried Node → dist/bin/svc.js) against a running appliance's admin socket.
 t.setTimeout(120_000);
-const root = resolve(import.meta.dirname, '../../..');
-const svcBin = join(root, 'bin', 'svc');
 const dns = await mailZone(['inbox-one.net']);
 const app = await startTestAppliance({ env: { SVC_DNS_SERVERS: dns.address, SVC_DNS_CACHE_TTL_S: '0' } });
 t.teardown(async () => { await app.stop(); await dns.stop(); });
@@ -22,20 +18,8 @@ const env = {
   SVC_ADMIN_SOCKET: app.adminSocket, SVC_LOG_LEVEL: 'warn', SVC_MAIL_HOSTNAME: 'mx.cli-test.net',
 };
 
-interface Run { code: number | null; stdout: string; stderr: string }
-
-function svc(...args: string[]): Promise<Run> {
-  return withDeadline(`svc ${args.join(' ')} to finish`, new Promise<Run>((done, reject) => {
-    const child = spawn(svcBin, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.once('error', reject);
-    child.once('close', (code) => { clearTimeout(timer); done({ code, stdout, stderr }); });
-  }), 40_000);
-}
+/** One `svc …` run to its end, killed after 30 s. */
+const svc = (...args: string[]) => runSvcCommand(args, env, 30_000);
 
 // A scheduled email waits in the queue without any MX: the reads have something to show.
 const sent = await call(app.baseUrl, 'POST', '/emails', {
