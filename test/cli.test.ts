@@ -3,16 +3,15 @@ import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { schema } from '../config/schema.js';
 import { exitWithin, waitFor, withDeadline } from './helpers/deadline.js';
 import { call } from './helpers/http.js';
+import { svcBin } from './helpers/faults-svc.js';
 import { freePort } from './helpers/ports.js';
 import { runSvcCommand, type SvcRun } from './helpers/svc-command.js';
 
 // The real executable, as an operator runs it: bin/svc → the carried Node → dist/bin/svc.js.
-const root = resolve(import.meta.dirname, '../..');
-const svcBin = join(root, 'bin', 'svc');
 
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-cli-'));
 t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -25,16 +24,14 @@ function cleanEnv(extra: Record<string, string> = {}): Record<string, string> {
   };
 }
 
-type Run = SvcRun;
-
 /** Runs `svc …` to completion (killed after timeoutMs so a wrong acceptance cannot hang the file). */
 const svc = runSvcCommand;
 
 const lines = (text: string) => text.split('\n').filter((l) => l.length > 0);
 
 /** Many `svc …` runs, four at a time: each loads Node, and a 2-core machine chokes on dozens at once. */
-async function svcEach(cases: string[][], env: Record<string, string>): Promise<Run[]> {
-  const runs: Run[] = [];
+async function svcEach(cases: string[][], env: Record<string, string>): Promise<SvcRun[]> {
+  const runs: SvcRun[] = [];
   for (let i = 0; i < cases.length; i += 4) runs.push(...await Promise.all(cases.slice(i, i + 4).map((args) => svc(args, env))));
   return runs;
 }

@@ -2,11 +2,12 @@ import t, { type Test } from 'tap';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { exitWithin, waitFor } from './helpers/deadline.js';
 import { call } from './helpers/http.js';
 import { freePort } from './helpers/ports.js';
+import { svcBin } from './helpers/faults-svc.js';
 import { runSvcCommand } from './helpers/svc-command.js';
 
 // `svc db rebuild` as an operator upgrading an old install runs it: a database svc made with
@@ -14,8 +15,6 @@ import { runSvcCommand } from './helpers/svc-command.js';
 // while svc runs and while another process has the file open; then rewritten with svc stopped,
 // and served again by svc with the team still there.
 
-const root = resolve(import.meta.dirname, '../..');
-const svcBin = join(root, 'bin', 'svc');
 const dataDir = mkdtempSync(join(tmpdir(), 'svc-db-rebuild-'));
 t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
 const dbPath = join(dataDir, 'svc.sqlite');

@@ -1,9 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { join, resolve } from 'node:path';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { newId } from '../../core/ids.js';
 import type { TestAppliance } from './appliance.js';
 import type { TestDnsServer } from './dns-server.js';
+import { svcBin } from './faults-svc.js';
 import { call } from './http.js';
 import { verifyDomainThroughApi } from './sending.js';
 
@@ -59,7 +59,6 @@ export async function seedContacts(app: TestAppliance, teamId: string, count: nu
   for (let i = 0; i < rows.length; i += 90) await db.insertInto('contacts').values(rows.slice(i, i + 90)).execute();
 }
 
-const svcBin = join(resolve(import.meta.dirname, '../../..'), 'bin', 'svc');
 
 /** `bin/svc start --role jobs` with only these settings (nothing from the caller's SVC_*). */
 export function spawnJobsProcess(settings: Record<string, string>): ChildProcess {

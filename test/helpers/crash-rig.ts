@@ -1,6 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { openSync } from 'node:fs';
-import { join, resolve } from 'node:path';
 import { deliveryRecorder } from '../../core/emails/delivery.js';
 import { sweepAmbiguous } from '../../core/emails/ambiguous.js';
 import type { Db } from '../../storage/sql/index.js';
@@ -12,6 +11,7 @@ import { startTestRedis, type TestRedis } from './redis.js';
 import { verifyDomainThroughApi } from './sending.js';
 import { exitWithin, waitFor } from './deadline.js';
 import { mailZone } from './email-fixtures.js';
+import { svcBin } from './faults-svc.js';
 
 // The crash rig (test and bench): emails are accepted by an in-process API, then delivered by a
 // real `bin/svc start --role outbound` child on the same data folder and Redis, which is killed
@@ -19,8 +19,6 @@ import { mailZone } from './email-fixtures.js';
 // every accepted email must be delivered exactly once (counted at the MX by Message-ID) or
 // failed with a reason; none lost, none delivered twice.
 
-const root = resolve(import.meta.dirname, '../../..');
-const svcBin = join(root, 'bin', 'svc');
 
 export interface CrashOptions {
   emails: number;

@@ -1,11 +1,10 @@
 import { spawn } from 'node:child_process';
-import { join, resolve } from 'node:path';
 import { withDeadline } from './deadline.js';
+import { svcBin } from './faults-svc.js';
 
 // One `bin/svc …` command as an operator runs it, to completion: its exit code and output. Killed
-// after `timeoutMs`, so a command that should have ended cannot hang the test file.
-
-const svcBin = join(resolve(import.meta.dirname, '../../..'), 'bin', 'svc');
+// after `timeoutMs`, so a command that should have ended cannot hang the test file; the bound after
+// the kill covers pipes a stray grandchild might hold open.
 
 export interface SvcRun { code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }
 

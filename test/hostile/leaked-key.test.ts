@@ -1,14 +1,11 @@
 import t from 'tap';
-import { spawn } from 'node:child_process';
-import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { call, type CallResult } from '../helpers/http.js';
+import { runSvcCommand, type SvcRun } from '../helpers/svc-command.js';
 
 // A leaked key held the team's bucket at zero; the operator revokes it with the real executable
 // (bin/svc → the carried Node → dist/bin/svc.js) on the running appliance's admin socket.
-const svcBin = join(resolve(import.meta.dirname, '../../..'), 'bin', 'svc');
-
 const logLines: Record<string, unknown>[] = [];
 const app = await startTestAppliance({
   // A small bucket that refills slowly: a handful of requests keeps it empty.
@@ -17,21 +14,10 @@ const app = await startTestAppliance({
 });
 t.teardown(() => app.stop());
 
-interface Run { code: number | null; stdout: string; stderr: string }
-
 /** `svc admin …` to completion, killed after 30 s so a hang fails the test instead of the file. */
-function svcAdmin(args: string[]): Promise<Run> {
+function svcAdmin(args: string[]): Promise<SvcRun> {
   const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', SVC_DATA_DIR: app.config.data_dir };
-  return new Promise((done, fail) => {
-    const child = spawn(svcBin, ['admin', ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => { stdout += c.toString(); });
-    child.stderr.on('data', (c: Buffer) => { stderr += c.toString(); });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.once('error', fail);
-    child.once('close', (code) => { clearTimeout(timer); done({ code, stdout, stderr }); });
-  });
+  return runSvcCommand(['admin', ...args], env, 30_000);
 }
 
 const lines = (text: string) => text.split('\n').filter((l) => l.length > 0);
