@@ -5,7 +5,7 @@ import { emailsRepo } from '../../storage/repos/index.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { waitFor } from '../helpers/deadline.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
-import { call } from '../helpers/http.js';
+import { call, lastEventOf } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
 import { eventsOf, mailZone } from '../helpers/email-fixtures.js';
 import { testClock } from '../helpers/test-clock.js';
@@ -36,7 +36,7 @@ const send = async (body: Record<string, unknown>) => {
   if (r.status !== 200) throw new Error(`send refused: ${JSON.stringify(r.body)}`);
   return r.body.id as string;
 };
-const lastEvent = async (id: string) => (await call(base, 'GET', `/emails/${id}`, { token: team.token })).body.last_event as string;
+const lastEvent = (id: string) => lastEventOf(base, team.token, id);
 const until = (id: string, ...events: string[]) => waitFor(`${id} to reach ${events.join('/')}`, async () => { const e = await lastEvent(id); return events.includes(e) ? e : undefined; });
 const at = (address: string) => mx.received.filter((m) => m.rcptTo === address);
 const returnPathOf = (address: string) => app.appliance.services.sending.returnPaths.check(address, clock.now());

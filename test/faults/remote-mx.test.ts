@@ -4,7 +4,7 @@ import { sweepAmbiguous } from '../../core/emails/ambiguous.js';
 import { emailsRepo } from '../../storage/repos/index.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { startHostileMx, type HostileBehaviour, type HostileMx } from '../helpers/fake-mx.js';
-import { call } from '../helpers/http.js';
+import { call, lastEventOf } from '../helpers/http.js';
 import { freePort } from '../helpers/ports.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
 import { waitFor } from '../helpers/deadline.js';
@@ -64,7 +64,7 @@ const team = await app.newTeam('Remote MX');
 fakeSendingDomains(app, dns).add({ teamId: team.teamId, name: 'mx-faults-sender.net' });
 const db = app.appliance.services.database.db;
 const recipient = async (id: string) => (await emailsRepo(db).recipients(id))[0]!;
-const lastEvent = async (id: string) => (await call(app.baseUrl, 'GET', `/emails/${id}`, { token: team.token })).body.last_event as string;
+const lastEvent = (id: string) => lastEventOf(app.baseUrl, team.token, id);
 
 // Memory of this process (svc's roles run in it) sampled while the faults play out.
 // The heap and Buffers of this thread are what buffering a reply would grow; RSS also counts the

@@ -55,3 +55,8 @@ const timedOut = (what: string) => (err: unknown): never => {
   if (err instanceof DOMException && err.name === 'TimeoutError') throw new Error(`${what}: no answer within ${CALL_TIMEOUT_MS} ms`, { cause: err });
   throw err;
 };
+
+/** An email's `last_event` as the API shows it. */
+export async function lastEventOf(baseUrl: string, token: string, emailId: string): Promise<string> {
+  return (await call(baseUrl, 'GET', `/emails/${emailId}`, { token })).body.last_event as string;
+}

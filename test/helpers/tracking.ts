@@ -5,7 +5,7 @@ import { waitFor } from './deadline.js';
 import { mailZone } from './email-fixtures.js';
 import { testClock, type TestClock } from './test-clock.js';
 import { startFakeMx, type FakeMx, type ReceivedMessage } from './fake-mx.js';
-import { call } from './http.js';
+import { call, lastEventOf } from './http.js';
 import { fakeSendingDomains, type FakeDomains } from './sending.js';
 import type { TestDnsServer } from './dns-server.js';
 
@@ -48,7 +48,7 @@ export async function startTrackingRig(options: { databaseUrl?: string; env?: Re
   tracked.clickTracking = true;
   domains.add({ teamId: team.teamId, name: 'plain.net' });
   const base = app.baseUrl;
-  const lastEvent = async (id: string) => (await call(base, 'GET', `/emails/${id}`, { token: team.token })).body.last_event as string;
+  const lastEvent = (id: string) => lastEventOf(base, team.token, id);
   return {
     app, mx, dns, clock, domains, team, tracking: app.appliance.services.api.sending.tracking,
     async send(body) {

@@ -5,7 +5,7 @@ import { waitFor } from '../helpers/deadline.js';
 import { mailZone } from '../helpers/email-fixtures.js';
 import { testClock } from '../helpers/test-clock.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
-import { call } from '../helpers/http.js';
+import { call, lastEventOf } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
 
 // One log line per delivery attempt, read from the appliance's own pino output: the recipient, the
@@ -54,7 +54,7 @@ t.test('a deferral and its retry are numbered; the reply\'s status code is its o
   t.match(first, { status: 'deferred', attempt: 1, dsn: '4.7.1', reply: /451 4\.7\.1 Greylisted/, relay: /^mx\.inbox-one\.net\[127\.0\.0\.1\]:\d+$/ });
   // The line is logged as the outcome is known; the retry's time is set when the outcome commits,
   // from the clock then, so the clock moves on only after that.
-  await waitFor('the deferral recorded', async () => (await call(app.baseUrl, 'GET', `/emails/${id}`, { token: team.token })).body.last_event === 'delivery_delayed');
+  await waitFor('the deferral recorded', async () => (await lastEventOf(app.baseUrl, team.token, id)) === 'delivery_delayed');
   mx.script.set('later@inbox-one.net', { kind: 'rcpt', reply: '550 5.1.1 No such user here' });
   clock.advance(61_000);
   outbound.poke();

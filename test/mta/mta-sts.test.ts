@@ -4,7 +4,7 @@ import { mtaStsPolicy, tlsRptCountsOf } from '../../storage/repos/index.js';
 import { startTestAppliance } from '../helpers/appliance.js';
 import { waitFor } from '../helpers/deadline.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
-import { call } from '../helpers/http.js';
+import { call, lastEventOf } from '../helpers/http.js';
 import { startPolicyServer } from '../helpers/policy-server.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
 import { mailZone } from '../helpers/email-fixtures.js';
@@ -61,7 +61,7 @@ const send = async (to: string, from = 'hello@sender.net') => {
   if (r.status !== 200) throw new Error(`send refused: ${JSON.stringify(r.body)}`);
   return r.body.id as string;
 };
-const lastEvent = async (id: string) => (await call(app.baseUrl, 'GET', `/emails/${id}`, { token: team.token })).body.last_event as string;
+const lastEvent = (id: string) => lastEventOf(app.baseUrl, team.token, id);
 const until = (id: string, ...events: string[]) => waitFor(`${id} to reach ${events.join('/')}`, async () => { const e = await lastEvent(id); return events.includes(e) ? e : undefined; });
 const at = (address: string) => mx.received.filter((m) => m.rcptTo === address);
 const fetchesOf = (domain: string) => policyServer.fetches.filter((f) => f.host === `mta-sts.${domain}`).length;

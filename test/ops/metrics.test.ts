@@ -7,7 +7,7 @@ import { waitFor } from '../helpers/deadline.js';
 import { mailZone } from '../helpers/email-fixtures.js';
 import { testClock } from '../helpers/test-clock.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
-import { call } from '../helpers/http.js';
+import { call, lastEventOf } from '../helpers/http.js';
 import { freePort } from '../helpers/ports.js';
 import { scrapeSocket, scrapeUrl, samples, typeOf, valueOf } from '../helpers/scrape.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
@@ -44,7 +44,7 @@ const send = async (body: Record<string, unknown>) => {
   if (r.status !== 200) throw new Error(`send refused: ${JSON.stringify(r.body)}`);
   return r.body.id as string;
 };
-const lastEvent = async (id: string) => (await call(app.baseUrl, 'GET', `/emails/${id}`, { token: team.token })).body.last_event as string;
+const lastEvent = (id: string) => lastEventOf(app.baseUrl, team.token, id);
 
 t.test('the admin socket serves the exposition with every metric named, each series with its role', async (t) => {
   const got = await scrapeSocket(app.adminSocket);

@@ -6,7 +6,7 @@ import { waitFor } from '../helpers/deadline.js';
 import { eventsOf, mailZone } from '../helpers/email-fixtures.js';
 import { testClock } from '../helpers/test-clock.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
-import { call } from '../helpers/http.js';
+import { call, lastEventOf } from '../helpers/http.js';
 import { createTestDatabase } from '../helpers/postgres.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
 
@@ -31,7 +31,7 @@ const send = async (to: string) => {
   if (r.status !== 200) throw new Error(`send refused: ${JSON.stringify(r.body)}`);
   return r.body.id as string;
 };
-const lastEvent = async (id: string) => (await call(app.baseUrl, 'GET', `/emails/${id}`, { token: team.token })).body.last_event as string;
+const lastEvent = (id: string) => lastEventOf(app.baseUrl, team.token, id);
 const until = (id: string, event: string) => waitFor(`${id} to reach ${event}`, async () => (await lastEvent(id)) === event);
 async function adminJson(...args: string[]) {
   const lines: string[] = [];

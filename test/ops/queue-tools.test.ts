@@ -11,7 +11,7 @@ import { waitFor, withDeadline } from '../helpers/deadline.js';
 import { eventsOf, mailZone } from '../helpers/email-fixtures.js';
 import { testClock } from '../helpers/test-clock.js';
 import { startFakeMx } from '../helpers/fake-mx.js';
-import { call } from '../helpers/http.js';
+import { call, lastEventOf } from '../helpers/http.js';
 import { fakeSendingDomains } from '../helpers/sending.js';
 
 // The operator's queue tools end to end: a real appliance (api + outbound) sending to a scripted
@@ -35,7 +35,7 @@ const send = async (to: string, extra: Record<string, unknown> = {}) => {
   if (r.status !== 200) throw new Error(`send refused: ${JSON.stringify(r.body)}`);
   return r.body.id as string;
 };
-const lastEvent = async (id: string) => (await call(app.baseUrl, 'GET', `/emails/${id}`, { token: team.token })).body.last_event as string;
+const lastEvent = (id: string) => lastEventOf(app.baseUrl, team.token, id);
 const until = (id: string, event: string) => waitFor(`${id} to reach ${event}`, async () => (await lastEvent(id)) === event);
 const deferring = (address: string) => mx.script.set(address, { kind: 'data', reply: '451 4.7.1 Greylisting in action, please come back later' });
 const at = (address: string) => mx.received.filter((m) => m.rcptTo === address);
