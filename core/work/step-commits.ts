@@ -1,6 +1,6 @@
 import type { Db } from '../../storage/sql/index.js';
 import { workRepo, type WorkAdvance, type WorkItemRow } from '../../storage/repos/index.js';
-import { batchingQueue, inWriteTransaction } from '../../storage/sql/index.js';
+import { batchingQueue, inRelaxedWriteTransaction, inWriteTransaction } from '../../storage/sql/index.js';
 import type { Clock } from '../clock.js';
 import type { StepResult, WorkHandler } from './types.js';
 
@@ -30,7 +30,7 @@ interface Pending {
 export function stepCommits(db: Db, clock: Clock, leaseMs: number, maxBatch: number, handlerOf: (kind: string) => WorkHandler<unknown, unknown>): StepCommits {
   const commitBatch = async (batch: Pending[]) => {
     try {
-      await inWriteTransaction(db, async (trx) => {
+      await transactionFor(batch)(db, async (trx) => {
         const now = clock.now().getTime();
         for (const group of movesOf(batch, now, leaseMs)) {
           if ((await workRepo(trx).advanceMany(group.ids, group.owner, iso(now), group.patch)) !== group.ids.length) throw new LostLease();
@@ -42,7 +42,7 @@ export function stepCommits(db: Db, clock: Clock, leaseMs: number, maxBatch: num
     } catch {
       for (const step of batch) {
         try {
-          await inWriteTransaction(db, (trx) => commitAlone(trx, step));
+          await transactionFor([step])(db, (trx) => commitAlone(trx, step));
           step.resolve();
         } catch (err) {
           step.reject(err);
@@ -64,6 +64,12 @@ export function stepCommits(db: Db, clock: Clock, leaseMs: number, maxBatch: num
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** A durable commit unless every step in it is relaxed (a batch's commit is as durable as its most careful step). */
+function transactionFor(batch: readonly Pending[]): typeof inWriteTransaction {
+  const relaxed = batch.every(({ result }) => result.kind === 'continue' && result.relaxed === true);
+  return relaxed ? inRelaxedWriteTransaction : inWriteTransaction;
+}
 
 /** The steps each kind's handler wrote together (writeMany), for the kinds that have one. */
 async function writeTogether(trx: Db, batch: readonly Pending[], at: Date, handlerOf: (kind: string) => WorkHandler<unknown, unknown>): Promise<Set<Pending>> {

@@ -24,8 +24,13 @@ export type AfterCommit = () => void;
  * steps' (the same rows `write` makes); `write` stays the step's own way, used when it commits alone.
  */
 export type StepResult<C> =
-  /** More to do; `delayMs` parks the item until then (e.g. an automation's delay step). */
-  | { kind: 'continue'; cursor: C; write?: StepWrite; delayMs?: number; afterCommit?: AfterCommit; together?: unknown }
+  /**
+   * More to do; `delayMs` parks the item until then (e.g. an automation's delay step). `relaxed`:
+   * the step's commit need not wait for its own fsync (the next durable commit's covers it). Lost
+   * in a power cut, the step runs again from the cursor before it, so only a step whose work
+   * nobody outside the database has seen yet may say so.
+   */
+  | { kind: 'continue'; cursor: C; write?: StepWrite; delayMs?: number; afterCommit?: AfterCommit; together?: unknown; relaxed?: true }
   | { kind: 'done'; cursor?: C; write?: StepWrite; afterCommit?: AfterCommit; together?: unknown }
   | { kind: 'failed'; error: string; write?: StepWrite; afterCommit?: AfterCommit; together?: unknown };
 

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import t, { type Test } from 'tap';
 import { durableWorker, type WorkHandler } from '../../core/work/index.js';
-import { openDatabase, type Database, type Db } from '../../storage/sql/index.js';
+import { openDatabase, walSyncOf, type Database, type Db } from '../../storage/sql/index.js';
 import { eventsRepo } from '../../storage/repos/index.js';
 import { workRepo } from '../../storage/repos/index.js';
 import { testClock } from '../helpers/test-clock.js';
@@ -165,6 +165,31 @@ async function suite(t: Test, name: string, open: () => Promise<Database>) {
 }
 
 t.test('SQLite', (t) => suite(t, 'sqlite', () => openDatabase({ path: join(dir, 'work.sqlite'), synchronous: 'FULL' })));
+
+t.test('SQLite: a relaxed step commits without its own fsync; the last, durable one has one', async (t) => {
+  const database = await openDatabase({ path: join(dir, 'relaxed.sqlite'), synchronous: 'FULL' });
+  t.teardown(() => database.close());
+  const walSync = walSyncOf(database.db)!;
+  const original = walSync.sync.bind(walSync);
+  let syncs = 0;
+  walSync.sync = async () => { syncs++; await original(); };
+  const relaxedCounter: WorkHandler<{ total: number }, number> = {
+    kind: 'count',
+    async step(item) {
+      const n = item.cursor ?? 0;
+      const write = async (trx: Db) => eventsRepo(trx).insert({
+        id: `${item.id}.${n}`, team_id: 'work-test', type: 'test.counted', created_at: new Date().toISOString(), data: JSON.stringify({ item: item.key, n }),
+      });
+      return n + 1 >= item.payload.total ? { kind: 'done', cursor: n + 1, write } : { kind: 'continue', cursor: n + 1, write, relaxed: true };
+    },
+  };
+  const w = durableWorker({ db: database.db, clock: testClock(), logger: silent, handlers: [relaxedCounter], leaseMs: 30_000, concurrency: 1, stepsPerTurn: 10 });
+  await w.enqueue('count', 'relaxed', { total: 6 });
+  syncs = 0;
+  t.equal(await w.runDue(), 6);
+  t.same(await counted(database.db, 'relaxed'), range(6), 'every step committed once');
+  t.equal(syncs, 1, 'five relaxed steps and one durable: one fsync of the WAL');
+});
 
 t.test('PostgreSQL', async (t) => {
   const fixture = await openPgFixture();
