@@ -41,7 +41,7 @@ import { topicsService } from '../core/topics/index.js';
 import { preferencesService } from '../core/preferences/index.js';
 import { explicitMembership, segmentsService } from '../core/segments/index.js';
 import type { OpsMetrics } from '../core/ops-metrics.js';
-import { contactImportsService, contactImportWork, type ContactImportsService } from '../core/contact-imports/index.js';
+import { contactImportsService, contactImportWork, threadedBatchReader, type ContactImportsService } from '../core/contact-imports/index.js';
 import type { WorkHandler } from '../core/work/index.js';
 import { importFiles, type ImportFiles } from '../storage/files/index.js';
 import { join } from 'node:path';
@@ -296,7 +296,8 @@ function contactImportsParts(input: ServicesInput, consentHash: ConsentHasher, c
   const files = importFiles(join(config.data_dir, 'imports'));
   const segments = explicitMembership(database.db);
   const handler = contactImportWork({
-    db: database.db, clock, logger, files, hash: consentHash, contactLimit, segments, batchRows: 2000, batchBytes: 4 * 1024 * 1024,
+    db: database.db, clock, logger, reader: threadedBatchReader(files.dir), hash: consentHash, contactLimit, segments,
+    batchRows: 2000, batchBytes: 4 * 1024 * 1024,
   });
   const service = (work: DurableWorker) => contactImportsService({ db: database.db, clock, logger, files, work, contactLimit, segments });
   return { files, handler, service };

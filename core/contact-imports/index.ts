@@ -6,5 +6,6 @@ export {
 } from './service.js';
 export { contactImportWork, CONTACT_IMPORT_WORK, type ImportCursor, type ImportPayload, type ImportWorkDeps } from './work.js';
 export { FAILURES_KEPT } from './batch.js';
+export { threadedBatchReader, type BatchReader } from './batch-reader.js';
 export { type SegmentMembership } from './ports.js';
 export type { ContactImportCounts, ContactImportFailure, ContactImportView } from './view.js';

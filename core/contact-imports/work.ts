@@ -1,13 +1,12 @@
 import type { Db } from '../../storage/sql/index.js';
-import type { ImportFiles } from '../../storage/files/index.js';
 import { contactImportsRepo, type ContactImportRow, type ImportCounts, type ImportProgress } from '../../storage/repos/index.js';
 import type { Clock } from '../clock.js';
 import type { ConsentHasher, ContactLimitOf, TopicChoiceInput } from '../contacts/index.js';
 import type { Logger } from '../logger.js';
 import type { StepResult, WorkHandler } from '../work/index.js';
 import { FAILURES_KEPT, writeBatch, type BatchContext } from './batch.js';
+import type { BatchReader } from './batch-reader.js';
 import type { ColumnPlan } from './column-map.js';
-import { readRecords, type RecordBatch } from './csv.js';
 import type { SegmentMembership } from './ports.js';
 import { checkRow, type CheckedRow } from './rows.js';
 
@@ -34,7 +33,8 @@ export interface ImportWorkDeps {
   db: Db;
   clock: Clock;
   logger: Logger;
-  files: ImportFiles;
+  /** Reads and checks the batches (batch-reader.ts). */
+  reader: BatchReader;
   hash: ConsentHasher;
   contactLimit: ContactLimitOf;
   segments: SegmentMembership;
@@ -63,7 +63,7 @@ export function contactImportWork(deps: ImportWorkDeps): WorkHandler<ImportPaylo
       if (!row || row.status === 'completed' || row.status === 'failed') return { kind: 'done' };
       const cursor = item.cursor ?? { offset: row.data_offset, row: 0 };
       const options = storedOptions(row);
-      const batch = await readBatch(deps, row, cursor);
+      const batch = await deps.reader.read({ importId: row.id, offset: cursor.offset, maxRows: deps.batchRows, maxBytes: deps.batchBytes });
       const checked: CheckedRow[] = batch.records.map((record, i) => checkRow(record, cursor.row + i + 1, options.plan));
       const next = { offset: batch.nextOffset, row: cursor.row + checked.length };
       if (batch.error !== undefined) {
@@ -92,16 +92,6 @@ function batchContext(deps: ImportWorkDeps, row: ContactImportRow, options: Stor
     consent: { source: 'import', ip: row.source_ip, userAgent: row.source_user_agent }, hash: deps.hash, limit,
     failedBefore: Math.min(row.failed, FAILURES_KEPT), segmentMembership: deps.segments, now,
   };
-}
-
-/** The next records; a file that is gone ends the import as failed (a read error is retried). */
-async function readBatch(deps: ImportWorkDeps, row: ContactImportRow, cursor: ImportCursor): Promise<RecordBatch> {
-  try {
-    return await readRecords(deps.files.read(row.id, cursor.offset), cursor.offset, deps.batchRows, deps.batchBytes);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-    return { records: [], nextOffset: cursor.offset, ended: true, error: 'The uploaded file is no longer there.' };
-  }
 }
 
 function logProgress(logger: Logger, row: ContactImportRow, counts: ImportCounts, progress: ImportProgress): void {

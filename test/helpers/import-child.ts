@@ -1,7 +1,7 @@
 import { explicitMembership } from '../../core/segments/index.js';
 import pino from 'pino';
 import { systemClock } from '../../core/clock.js';
-import { contactImportWork } from '../../core/contact-imports/index.js';
+import { contactImportWork, threadedBatchReader } from '../../core/contact-imports/index.js';
 import { consentHasher } from '../../core/contacts/index.js';
 import { durableWorker } from '../../core/work/index.js';
 import { startWorkRunner } from '../../jobs/work-runner.js';
@@ -16,7 +16,7 @@ const [path, folder, leaseMs, rows] = process.argv.slice(2);
 const database = await openDatabase({ path: path!, synchronous: 'FULL' });
 const logger = pino({ level: 'silent' });
 const handler = contactImportWork({
-  db: database.db, clock: systemClock, logger, files: importFiles(folder!), hash: consentHasher(Buffer.alloc(32, 7)),
+  db: database.db, clock: systemClock, logger, reader: threadedBatchReader(importFiles(folder!).dir), hash: consentHasher(Buffer.alloc(32, 7)),
   contactLimit: async () => 0, segments: explicitMembership(database.db), batchRows: Number(rows), batchBytes: 4 * 1024 * 1024,
 });
 const worker = durableWorker({ db: database.db, clock: systemClock, logger, handlers: [handler], leaseMs: Number(leaseMs), concurrency: 2, stepsPerTurn: 5 });
