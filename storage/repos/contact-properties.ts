@@ -42,7 +42,11 @@ export function contactPropertiesRepo(db: Db): ContactPropertiesRepo {
       await db.updateTable('contact_properties').set({ fallback_value: fallbackJson }).where('team_id', '=', teamId).where('id', '=', id).execute();
     },
     async delete(row) {
-      await db.deleteFrom('contact_property_values').where('team_id', '=', row.team_id).where('key', '=', row.key).execute();
+      // By kind: each of the value indexes holds the rows of one (migration 038), and a row is of one.
+      for (const column of ['text_value', 'num_value'] as const) {
+        await db.deleteFrom('contact_property_values').where('team_id', '=', row.team_id).where('key', '=', row.key)
+          .where(column, 'is not', null).execute();
+      }
       const r = await db.deleteFrom('contact_properties').where('team_id', '=', row.team_id).where('id', '=', row.id).executeTakeFirst();
       return r.numDeletedRows > 0n;
     },

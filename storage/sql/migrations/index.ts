@@ -31,6 +31,7 @@ import * as m034 from './034_consent_hash_erased.js';
 import * as m035 from './035_runs_contact_entered.js';
 import * as m036 from './036_share_links_email.js';
 import * as m037 from './037_recipients_address_unindexed.js';
+import * as m038 from './038_property_values_partial.js';
 
 // Numbered, applied in order at start. Written with Kysely's schema builder so the same
 // migrations run on SQLite and on PostgreSQL.
@@ -67,4 +68,5 @@ export const migrations: Record<string, Migration> = {
   '035_runs_contact_entered': m035,
   '036_share_links_email': m036,
   '037_recipients_address_unindexed': m037,
+  '038_property_values_partial': m038,
 };
