@@ -286,6 +286,14 @@ function webhookDispatcherOf(input: ServicesInput): WebhookDispatcher {
 }
 
 /**
+ * Rows an import step writes in one transaction. Each step has fixed costs (the import's row, the
+ * declared properties, the count, the commit); 4,000 rows instead of 2,000 took a million-row
+ * import from about 29,000 to 32,000 rows/s. The step holds the database's write lock for about
+ * 130 ms, which an API send waiting for it sees while an import runs.
+ */
+const IMPORT_BATCH_ROWS = 4000;
+
+/**
  * Contact imports: the files under the data folder, the durable work handler that processes the
  * rows, and the API service (built once the worker it enqueues on exists).
  */
@@ -297,7 +305,7 @@ function contactImportsParts(input: ServicesInput, consentHash: ConsentHasher, c
   const segments = explicitMembership(database.db);
   const handler = contactImportWork({
     db: database.db, clock, logger, reader: threadedBatchReader(files.dir), hash: consentHash, contactLimit, segments,
-    batchRows: 2000, batchBytes: 4 * 1024 * 1024,
+    batchRows: IMPORT_BATCH_ROWS, batchBytes: 4 * 1024 * 1024,
   });
   const service = (work: DurableWorker) => contactImportsService({ db: database.db, clock, logger, files, work, contactLimit, segments });
   return { files, handler, service };
