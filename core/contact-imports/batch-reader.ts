@@ -20,7 +20,7 @@ export interface BatchReader {
 }
 
 /** A read error in the thread (the disk), thrown to the step for a retry. */
-export class BatchReadError extends Error {
+class BatchReadError extends Error {
   constructor(message: string, readonly code: string | undefined) {
     super(message);
   }

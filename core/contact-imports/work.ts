@@ -33,7 +33,7 @@ export interface ImportWorkDeps {
   db: Db;
   clock: Clock;
   logger: Logger;
-  /** Reads and checks the batches (batch-reader.ts). */
+  /** Reads the batches' records, one ahead (batch-reader.ts); the step checks them. */
   reader: BatchReader;
   hash: ConsentHasher;
   contactLimit: ContactLimitOf;

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import t from 'tap';
-import { threadedBatchReader } from '../../core/contact-imports/index.js';
+import { threadedBatchReader, type BatchReader } from '../../core/contact-imports/index.js';
 import type { RecordBatch } from '../../core/contact-imports/csv.js';
 import { readBatch, type BatchRequest } from '../../core/contact-imports/read-batch.js';
 import { importFiles } from '../../storage/files/index.js';
@@ -28,7 +28,7 @@ writeCsv(ids.b, 300);
 const headerBytes = Buffer.byteLength('\uFEFFemail,name,age\r\n');
 const start = (importId: string): BatchRequest => ({ importId, offset: headerBytes, maxRows: 128, maxBytes: 1 << 20 });
 const next = (request: BatchRequest, batch: RecordBatch): BatchRequest => ({ ...request, offset: batch.nextOffset });
-const read = (reader: ReturnType<typeof threadedBatchReader>, request: BatchRequest) => withDeadline('a batch from the reader thread', reader.read(request), 10_000);
+const read = (reader: BatchReader, request: BatchRequest) => withDeadline('a batch from the reader thread', reader.read(request), 10_000);
 
 /** Every batch of the file read in the importing thread. */
 async function direct(importId: string): Promise<RecordBatch[]> {

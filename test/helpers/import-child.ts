@@ -5,7 +5,6 @@ import { contactImportWork, threadedBatchReader } from '../../core/contact-impor
 import { consentHasher } from '../../core/contacts/index.js';
 import { durableWorker } from '../../core/work/index.js';
 import { startWorkRunner } from '../../jobs/work-runner.js';
-import { importFiles } from '../../storage/files/index.js';
 import { openDatabase } from '../../storage/sql/index.js';
 
 // A process working contact imports with the durable worker until killed:
@@ -16,7 +15,7 @@ const [path, folder, leaseMs, rows] = process.argv.slice(2);
 const database = await openDatabase({ path: path!, synchronous: 'FULL' });
 const logger = pino({ level: 'silent' });
 const handler = contactImportWork({
-  db: database.db, clock: systemClock, logger, reader: threadedBatchReader(importFiles(folder!).dir), hash: consentHasher(Buffer.alloc(32, 7)),
+  db: database.db, clock: systemClock, logger, reader: threadedBatchReader(folder!), hash: consentHasher(Buffer.alloc(32, 7)),
   contactLimit: async () => 0, segments: explicitMembership(database.db), batchRows: Number(rows), batchBytes: 4 * 1024 * 1024,
 });
 const worker = durableWorker({ db: database.db, clock: systemClock, logger, handlers: [handler], leaseMs: Number(leaseMs), concurrency: 2, stepsPerTurn: 5 });

@@ -10,15 +10,17 @@ import type { Kysely } from 'kysely';
 const indexes = [['contact_property_values_text', 'text_value'], ['contact_property_values_num', 'num_value']] as const;
 
 export async function up(db: Kysely<any>): Promise<void> {
-  for (const [name, column] of indexes) {
-    await db.schema.dropIndex(name).execute();
-    await db.schema.createIndex(name).on('contact_property_values').columns(['team_id', 'key', column]).where(column, 'is not', null).execute();
-  }
+  await rebuildIndexes(db, true);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
+  await rebuildIndexes(db, false);
+}
+
+async function rebuildIndexes(db: Kysely<any>, partial: boolean): Promise<void> {
   for (const [name, column] of indexes) {
     await db.schema.dropIndex(name).execute();
-    await db.schema.createIndex(name).on('contact_property_values').columns(['team_id', 'key', column]).execute();
+    const index = db.schema.createIndex(name).on('contact_property_values').columns(['team_id', 'key', column]);
+    await (partial ? index.where(column, 'is not', null) : index).execute();
   }
 }
