@@ -1,4 +1,4 @@
-import type { Kysely, SelectQueryBuilder } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import { isPostgres } from './dialect.js';
 
 // The claim every leased queue makes (durable work items, webhook deliveries): the rows a query
@@ -27,7 +27,11 @@ export function claimLeased<Row>(db: Kysely<any>, claim: LeaseClaim): Promise<Ro
 export function leaseClaimQuery(db: Kysely<any>, claim: LeaseClaim) {
   const { table, chosen, set, still } = claim;
   if (!isPostgres(db)) {
-    return db.updateTable(table).set(set).where('id', 'in', chosen).where(still.column, 'in', still.values).returningAll();
+    // `+column` keeps the state check off its index: SQLite's planner otherwise walked every row of
+    // the state (all the queued recipients of a large broadcast) to test each against the chosen
+    // ids, about 2 ms a claim at 30,000 queued, instead of looking up the few chosen ids.
+    const stillHolds = sql<string>`+${sql.ref(still.column)}`;
+    return db.updateTable(table).set(set).where('id', 'in', chosen).where(stillHolds, 'in', still.values).returningAll();
   }
   return db.with('chosen', () => chosen.forUpdate().skipLocked())
     .updateTable(table).set(set).from('chosen').whereRef(`${table}.id`, '=', 'chosen.id')
