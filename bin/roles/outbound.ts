@@ -56,7 +56,11 @@ export async function startOutboundRole(services: Services, config: Config, opti
   // for their leases to lapse. Only on this host: a node elsewhere is never named here.
   const dead = (options.lock?.replaced ?? []).filter((h) => h.name.startsWith('outbound-')).map((h) => outboundNodeId(hostname(), h.pid, h.token));
   const leaseMs = config.outbound_lease_s * 1000;
-  const claims = new QueueClaims({ db: database.db, clock, logger, node, leaseMs, slots: destinationSlots(services.redis) });
+  // On SQLite with one place a region (outbound_processes 1) the data folder's lock makes this the
+  // region's only process: its own count is the whole limit, and the two Redis calls a delivery
+  // made for a shared slot (a tenth of the main thread) are left out.
+  const alone = database.kind === 'sqlite' && config.outbound_processes === 1;
+  const claims = new QueueClaims({ db: database.db, clock, logger, node, leaseMs, slots: alone ? undefined : destinationSlots(services.redis) });
   await recorder.recoverInterrupted(names, node, dead);
   await claims.forgetDead(names, dead);
   // svc admin trace: straight to this process's admin socket, or through Redis to the api process's.
