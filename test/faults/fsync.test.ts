@@ -39,8 +39,12 @@ if (unavailable) {
     t.comment(describe(r));
     t.equal(r.http + r.smtp, 2 * N, 'every reply was seen');
     t.ok(r.fsyncs.spool > 0, 'the spool still fsyncs');
-    // A WAL checkpoint (every 1000 pages) still fsyncs the database and may cover a few replies.
-    t.ok(r.violations.length >= N, `replies without their database fsync are reported (${r.violations.length} of ${2 * N})`);
+    // The checkpoint thread still fsyncs the database (here 28 times in a run), and a reply whose
+    // commit such an fsync happens to follow is covered: how many depends on the machine's load (a
+    // loaded CI run saw 13 of 40 reported, a quiet one more than 20). What this case must show is
+    // that the probe sees a reply whose own commit went without a database fsync; that it sees
+    // every one is the eatmydata case's check above.
+    t.ok(r.violations.length > 0, `replies without their database fsync are reported (${r.violations.length} of ${2 * N})`);
     t.ok(r.violations.every((v) => v.missing.includes('database')), 'each names the database');
   });
 }
