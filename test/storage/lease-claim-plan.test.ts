@@ -55,5 +55,5 @@ t.test('the durable work claim looks its chosen items up by id', async (t) => {
   const claimed = await inRelaxedWriteTransaction(database.db, (trx) => workRepo(trx).claim(['plan-kind'], iso(Date.now() + 1000), 'node-a', iso(Date.now() + 60_000), 3));
   t.equal(claimed.length, 3, 'the claim itself still works');
   const plan = claimPlan(t, from, 'work_items');
-  t.match(plan[0], /^SEARCH work_items USING (INDEX sqlite_autoindex_work_items_1|INTEGER PRIMARY KEY|PRIMARY KEY) \(\w*id=\?\)$/, `the update finds items by id (${plan.join(' | ')})`);
+  t.match(plan[0], /^SEARCH work_items USING INDEX sqlite_autoindex_work_items_1 \(id=\?\)$/, `the update finds items by id (${plan.join(' | ')})`);
 });
