@@ -79,7 +79,8 @@ export function deliveryRecorder(deps: DeliveryRecorderDeps) {
   // commit (milliseconds later under load): lost in a crash, the recipient stays `submitting`,
   // becomes ambiguous and is never resent — more cautious, never a duplicate. Reports and
   // complaints stay FULL. Both kinds share one queue: a mark and an outcome asked for in the same
-  // loop turn commit as one transaction (durable) instead of two.
+  // loop turn commit as one transaction (durable) instead of two, and an outcome waits a few
+  // milliseconds for the next mark rather than commit alone (storage/sql/group-commit.ts).
   const { durable: batcher, relaxed: outcomes }: { durable: GroupCommit; relaxed: GroupCommit } = sharedGroupCommit(deps.db);
 
   /**

@@ -2,11 +2,13 @@ import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { openDatabase, sharedGroupCommit, walSyncOf, type Db } from '../../storage/sql/index.js';
 
 // The delivery side's shared group commit: a durable write (the submitting mark) and a relaxed
 // one (an outcome) asked for in the same loop turn commit as ONE durable transaction; relaxed
-// writes alone commit without a WAL fsync; a failing write sinks none of the others.
+// writes alone commit without a WAL fsync, after lingering for a durable one to ride on; a failing
+// write sinks none of the others.
 const dir = mkdtempSync(join(tmpdir(), 'svc-group-commit-'));
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const database = await openDatabase({ path: join(dir, 'svc.sqlite'), synchronous: 'FULL' });
@@ -43,4 +45,26 @@ t.test('a failing write is retried alone: the others still commit, each with its
   const results = await Promise.allSettled([relaxed.run(team('t-6')), bad, durable.run(team('t-7'))]);
   t.same(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
   t.same((await teams()).slice(-2), ['t-6', 't-7']);
+});
+
+t.test('a relaxed write lingers for the next durable write and rides in its transaction', async (t) => {
+  const { durable, relaxed } = sharedGroupCommit(db, { lingerMs: 5_000 });
+  const before = fsyncs;
+  const outcome = relaxed.run(team('t-8'));
+  await sleep(30);
+  t.notOk((await teams()).includes('t-8'), 'not committed on its own while it lingers');
+  const mark = durable.run(team('t-9'));
+  t.equal(await outcome, await mark, 'the same transaction');
+  t.equal(fsyncs - before, 1, 'one WAL fsync for both');
+});
+
+t.test('a relaxed write with no durable one to ride on commits when its linger ends', async (t) => {
+  const { relaxed } = sharedGroupCommit(db, { lingerMs: 200 });
+  const before = fsyncs;
+  const outcome = relaxed.run(team('t-10'));
+  await sleep(30);
+  t.notOk((await teams()).includes('t-10'), 'still lingering');
+  await outcome;
+  t.ok((await teams()).includes('t-10'));
+  t.equal(fsyncs - before, 0, 'without a WAL fsync');
 });
