@@ -49,7 +49,7 @@ export function domainLookup(deps: LookupDeps): DomainLookup {
       return {
         id: domain.id, teamId, name: domain.name, region: domain.region as RegionName, tls: domain.tls,
         returnPathHost: `${domain.custom_return_path}.${domain.name}`,
-        dkim: { selector: key.selector, privateKeyPem: deps.secretBox.open(key.private_key_sealed), domain: domain.name },
+        dkim: sealedDkim(key.selector, domain.name, () => deps.secretBox.open(key.private_key_sealed)),
         openTracking: domain.open_tracking === 1, clickTracking: domain.click_tracking === 1,
         trackingHost: `${domain.tracking_subdomain}.${domain.name}`,
       };
@@ -74,5 +74,21 @@ export function domainLookup(deps: LookupDeps): DomainLookup {
     },
 
     verifiedDomainNames: () => repo.sendingReadyNames(),
+  };
+}
+
+/**
+ * The signing key, opened from its sealed copy on first use: only the outbound signer reads it.
+ * The API asks for the sending domain on every send (is it verified, which region, tracking), and
+ * opening the key there was about 40 µs of a single POST /emails for nothing.
+ */
+function sealedDkim(selector: string, domain: string, open: () => string): SendingDomain['dkim'] {
+  let pem: string | undefined;
+  return {
+    selector, domain,
+    get privateKeyPem() {
+      pem ??= open();
+      return pem;
+    },
   };
 }

@@ -118,7 +118,7 @@ export function emailsService(deps: EmailsServiceDeps) {
 
   return {
     async send(caller: Caller, input: SendEmailInput, idempotencyKey?: string): Promise<Answer<{ id: string }>> {
-      return runIdempotent(deps, caller.teamId, idempotencyKey, requestDigest('/emails', input), async (remember) => {
+      return runIdempotent(deps, caller.teamId, idempotencyKey, () => requestDigest('/emails', input), async (remember) => {
         const prepared = await prepare(caller, input, undefined);
         const answer = { id: prepared.email.id };
         await commit([prepared], remember, answer);
@@ -129,7 +129,7 @@ export function emailsService(deps: EmailsServiceDeps) {
     async sendBatch(caller: Caller, inputs: SendEmailInput[], mode: BatchMode, idempotencyKey?: string): Promise<Answer<BatchAnswer>> {
       if (!Array.isArray(inputs) || inputs.length === 0) throw validationError(422, 'body', 'A batch holds 1 to 100 emails.');
       if (inputs.length > maxBatch) throw validationError(422, 'body', `A batch holds at most ${maxBatch} emails (got ${inputs.length}).`);
-      return runIdempotent(deps, caller.teamId, idempotencyKey, requestDigest(`/emails/batch:${mode}`, inputs), async (remember) => {
+      return runIdempotent(deps, caller.teamId, idempotencyKey, () => requestDigest(`/emails/batch:${mode}`, inputs), async (remember) => {
         const memos: BatchMemo = { pending: new Map(), domains: new Map(), recipientDomains: new Map() };
         const prepared: PreparedEmail[] = [];
         const errors: { index: number; message: string }[] = [];
