@@ -72,6 +72,7 @@ interface Buffered {
 
 export class RegionQueue {
   private readonly inflight = new Map<string, Promise<void>>();
+  /** Rows whose SMTP transaction is running: they hold a connection and a destination slot. */
   private readonly inflightRows = new Map<string, EmailRecipientRow>();
   /** Due rows read ahead, claimed under this process's lease (renewed on the lease tick). */
   private buffer: Buffered[] = [];
@@ -145,12 +146,14 @@ export class RegionQueue {
    */
   private async claim(): Promise<number> {
     const capacity = this.region.concurrency;
-    if (this.stopped || this.inflight.size >= capacity) return 0;
+    // A delivery whose outcome is being written holds no connection: only transactions count.
+    const sending = () => this.inflightRows.size;
+    if (this.stopped || sending() >= capacity) return 0;
     if (this.buffer.length < capacity) await this.refill(capacity * 2 - this.buffer.length);
     const picked: Buffered[] = [];
     const deferred: Buffered[] = [];
     const counts = new Map(this.perDomain);
-    while (this.buffer.length && this.inflight.size + picked.length < capacity && !this.stopped) {
+    while (this.buffer.length && sending() + picked.length < capacity && !this.stopped) {
       const next = this.buffer.shift()!;
       if (this.inflight.has(next.row.id)) continue;
       const domainCount = counts.get(next.row.domain) ?? 0;
@@ -170,19 +173,30 @@ export class RegionQueue {
     return started;
   }
 
+  /**
+   * The destination slot and the concurrency place are given back when the SMTP transaction ends,
+   * before its outcome is written: the next delivery's submitting mark then carries that outcome
+   * in its transaction (a relaxed write waits for a durable one, storage/sql/group-commit.ts),
+   * instead of every place waiting on outcomes that wait for a mark. The row stays in flight (kept
+   * from claims, its lease renewed) until its outcome is written.
+   */
   private start(next: Buffered): void {
     const row = next.row;
     this.perDomain.set(row.domain, (this.perDomain.get(row.domain) ?? 0) + 1);
-    const work = this.deliver(row, next.listed).finally(() => {
-      this.inflight.delete(row.id);
-      this.inflightRows.delete(row.id);
+    this.inflightRows.set(row.id, row);
+    const transactionEnded = () => {
+      if (!this.inflightRows.delete(row.id)) return;
       const n = (this.perDomain.get(row.domain) ?? 1) - 1;
       if (n > 0) this.perDomain.set(row.domain, n); else this.perDomain.delete(row.domain);
       this.deps.claims.releaseSlot(row);
       this.schedulePump();
+    };
+    const work = this.deliver(row, next.listed, transactionEnded).finally(() => {
+      this.inflight.delete(row.id);
+      transactionEnded();
+      this.schedulePump();
     });
     this.inflight.set(row.id, work);
-    this.inflightRows.set(row.id, row);
   }
 
   private async refill(limit: number): Promise<void> {
@@ -247,7 +261,7 @@ export class RegionQueue {
     this.timer.unref();
   }
 
-  private async deliver(row: EmailRecipientRow, listedOrigin: string | undefined): Promise<void> {
+  private async deliver(row: EmailRecipientRow, listedOrigin: string | undefined, transactionEnded: () => void): Promise<void> {
     const log = this.log.child({ emailId: row.email_id, recipientId: row.id, rcpt: row.address });
     const started = performance.now();
     let attempted: Attempted;
@@ -258,6 +272,7 @@ export class RegionQueue {
       log.error({ err }, 'delivery attempt failed inside svc');
       attempted = { outcome: { kind: 'deferred', response: `internal error: ${(err as Error).message}`.slice(0, 500), delayType: 'InternalFailure' }, complaint: false };
     }
+    transactionEnded();
     const { outcome, complaint, known } = attempted;
     const reported = reportAttempt(log, this.deps.metrics, {
       outcome, relay: attempted.relay ?? null, acceptedAt: attempted.acceptedAt ?? null, attempt: row.attempts + 1,

@@ -48,6 +48,8 @@ export interface FakeMx {
   connections: number;
   /** The most messages ever in their data phase at once (the senders' concurrent transactions). */
   peakData: number;
+  /** RCPT TO commands answered so far (a transaction seen before its data). */
+  rcpts: number;
   stop(): Promise<void>;
 }
 
@@ -80,12 +82,14 @@ export async function startFakeMx(options: FakeMxOptions = {}): Promise<FakeMx> 
   // Sessions in their data phase (until the reply, or the session's end: a killed sender's never replies).
   const inData = new Set<string>();
   let peakData = 0;
+  let rcpts = 0;
   const server: SMTPServer = new SMTPServer({
     authOptional: true, disableReverseLookup: true, logger: false, hideSTARTTLS: !!options.noTls, size: 50 * 1024 * 1024,
     ...(options.tls ? { key: options.tls.key, cert: options.tls.cert } : {}),
     onConnect(_session, callback) { connections++; callback(); },
     onClose(session) { inData.delete(session.id); },
     onRcptTo(address, _session, callback) {
+      rcpts++;
       const b = script.get(address.address.toLowerCase()) ?? fallback;
       if (b.kind === 'rcpt') return callback(replyError(b.reply));
       callback();
@@ -130,6 +134,7 @@ export async function startFakeMx(options: FakeMxOptions = {}): Promise<FakeMx> 
     setDefault: (b) => { fallback = b; },
     get connections() { return connections; },
     get peakData() { return peakData; },
+    get rcpts() { return rcpts; },
     stop: () => withDeadline('the fake MX to close', new Promise<void>((resolve) => {
       for (const c of (server as unknown as { connections: Set<{ _socket?: { destroy(): void } }> }).connections) c._socket?.destroy();
       server.close(() => resolve());
