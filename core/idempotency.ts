@@ -54,15 +54,15 @@ export function checkKey(key: string | undefined): void {
 
 /**
  * Runs `work` at most once per (team, key) within the window; repeats get the stored answer.
- * `digest` may be given as a function: a request without a key never needs it, and canonicalising
- * a body (a batch of 100 emails is 400 KB of JSON) is CPU a send without a key does not spend.
+ * The request's digest is asked for only when there is a key: canonicalising a body (a batch of
+ * 100 emails is 400 KB of JSON) is CPU a send without a key does not spend.
  */
 export async function runIdempotent<T>(
-  deps: IdempotencyDeps, teamId: string, key: string | undefined, digestOf: string | (() => string), work: (remember: Remember) => Promise<T>,
+  deps: IdempotencyDeps, teamId: string, key: string | undefined, digestOf: () => string, work: (remember: Remember) => Promise<T>,
 ): Promise<Answer<T>> {
   if (key === undefined) return { status: 200, body: await work(async () => undefined), replayed: false };
   checkKey(key);
-  const digest = typeof digestOf === 'function' ? digestOf() : digestOf;
+  const digest = digestOf();
   const stored = await answered<T>(deps, teamId, key, digest);
   if (stored) return stored;
   const marker = redisKeys.idempotencyInFlight(teamId, createHash('sha256').update(key).digest('hex'));

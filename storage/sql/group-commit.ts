@@ -34,6 +34,15 @@ export function groupCommit(db: Db, options: GroupCommitOptions = {}): GroupComm
   return { run: (write) => queue(write, relaxed) };
 }
 
+// Bounds what a relaxed write waits when no durable one comes (an idle region, the last outcomes
+// of a run): well under a remote MX's reply time, so a busy destination's sessions barely notice.
+const DEFAULT_LINGER_MS = 4;
+
+export interface BatchingOptions extends Pick<GroupCommitOptions, 'windowMs' | 'maxBatch'> {
+  /** How long an item added as not urgent waits for an urgent one to share its batch (ms). */
+  lingerMs?: number;
+}
+
 /**
  * A group commit for writes of both kinds, sharing one queue: the writes asked for within one
  * window share ONE transaction, durable (its own fsync) if any of them needs it, relaxed if none
@@ -46,18 +55,9 @@ export function groupCommit(db: Db, options: GroupCommitOptions = {}): GroupComm
  * and the outcomes that used to commit alone (a quarter of the delivery side's transactions, each
  * a BEGIN, a COMMIT and its WAL pages) stop costing a commit of their own.
  */
-export function sharedGroupCommit(db: Db, options: Omit<GroupCommitOptions, 'relaxed'> & { lingerMs?: number } = {}): { durable: GroupCommit; relaxed: GroupCommit } {
+export function sharedGroupCommit(db: Db, options: BatchingOptions = {}): { durable: GroupCommit; relaxed: GroupCommit } {
   const queue = groupQueue(db, { lingerMs: DEFAULT_LINGER_MS, ...options });
   return { durable: { run: (write) => queue(write, false, true) }, relaxed: { run: (write) => queue(write, true, false) } };
-}
-
-// Bounds what a relaxed write waits when no durable one comes (an idle region, the last outcomes
-// of a run): well under a remote MX's reply time, so a busy destination's sessions barely notice.
-const DEFAULT_LINGER_MS = 4;
-
-export interface BatchingOptions extends Pick<GroupCommitOptions, 'windowMs' | 'maxBatch'> {
-  /** How long an item added as not urgent waits for an urgent one to share its batch (ms). */
-  lingerMs?: number;
 }
 
 /**

@@ -88,9 +88,9 @@ t.test('without the Redis marker the database still lets only one through', asyn
   const forgetful = { set: async () => 'OK', del: async () => 1 } as never;
   const deps = { db, redis: forgetful, clock: testClock() };
   const key = 'key-nomarker';
-  const outer = await runIdempotent(deps, team.teamId, key, 'digest-1', async (remember) => {
+  const outer = await runIdempotent(deps, team.teamId, key, () => 'digest-1', async (remember) => {
     // While this request works, another with the same key runs start to finish.
-    const inner = await runIdempotent(deps, team.teamId, key, 'digest-1', async (rememberInner) => {
+    const inner = await runIdempotent(deps, team.teamId, key, () => 'digest-1', async (rememberInner) => {
       await rememberInner(db, 200, { id: 'inner' });
       return { id: 'inner' };
     });
@@ -118,10 +118,10 @@ t.test('keys belong to a team, and expire after 24 hours', async (t) => {
     await remember(app.appliance.services.database.db as never, 200, answer);
     return answer;
   };
-  const first = await runIdempotent(deps, team.teamId, 'key-expiry', 'd', work as never);
+  const first = await runIdempotent(deps, team.teamId, 'key-expiry', () => 'd', work as never);
   clock.advance(23 * 3600_000);
-  t.same((await runIdempotent(deps, team.teamId, 'key-expiry', 'd', work as never)).body, first.body, 'within 24 h: replay');
+  t.same((await runIdempotent(deps, team.teamId, 'key-expiry', () => 'd', work as never)).body, first.body, 'within 24 h: replay');
   clock.advance(2 * 3600_000);
-  const later = await runIdempotent(deps, team.teamId, 'key-expiry', 'd', work as never);
+  const later = await runIdempotent(deps, team.teamId, 'key-expiry', () => 'd', work as never);
   t.not((later.body as { id: string }).id, (first.body as { id: string }).id, 'after 24 h the key is new again');
 });
