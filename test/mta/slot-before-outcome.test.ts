@@ -18,7 +18,7 @@ t.setTimeout(120_000);
 const dns = await mailZone(['inbox-one.net']);
 t.teardown(() => dns.stop());
 // The reply to the data comes late enough for the lock to be taken before it.
-const mx = await startFakeMx({ dns: dns.address, replyDelayMs: 300 });
+const mx = await startFakeMx({ dns: dns.address, replyDelayMs: 1_000 });
 t.teardown(() => mx.stop());
 const app = await startTestAppliance({
   roles: ['api', 'outbound'],
@@ -36,9 +36,11 @@ t.test('the next transaction starts while the last one\'s outcome is still unwri
   const sent = await call(app.baseUrl, 'POST', '/emails/batch', { token: team.token, body });
   t.equal(sent.status, 200, 'both emails accepted');
   const [first, second] = (sent.body.data as { id: string }[]).map((d) => d.id);
-  await waitFor('the first message in its data phase', async () => mx.peakData >= 1 || undefined);
   const lock = new BetterSqlite3(join(app.config.data_dir, 'svc.sqlite'));
   const stateOf = (emailId: string) => lock.prepare('select state from email_recipients where email_id = ?').pluck().get(emailId);
+  // The submitting mark is committed before any data goes: the lock is taken after it (taken at
+  // the MX's 354 instead, it would hold up the mark itself), and before the MX's late reply.
+  await waitFor('the first message submitting', async () => stateOf(first!) === 'submitting' || undefined);
   lock.prepare('begin immediate').run();
   try {
     await waitFor('the second transaction at the MX', async () => mx.rcpts >= 2 || undefined, 4_000);
